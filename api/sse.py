@@ -1,0 +1,61 @@
+"""Writing SSE responses: commit to a 200 only once the first event is in hand."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+
+from django.http import StreamingHttpResponse
+
+from studio.gateway.errors import GatewayError
+
+from .errors import error_bytes
+
+logger = logging.getLogger(__name__)
+
+BIG_FRAME = 64 * 1024
+
+
+def data_frame(payload: bytes) -> list[bytes]:
+    """``data: <payload>`` as pieces; a multi-megabyte payload is not copied to add the prefix."""
+    if len(payload) >= BIG_FRAME:
+        return [b"data: ", payload, b"\n\n"]
+    return [b"data: " + payload + b"\n\n"]
+
+
+def named_frame(event: str, payload: bytes) -> list[bytes]:
+    head = b"event: " + event.encode() + b"\ndata: "
+    if len(payload) >= BIG_FRAME:
+        return [head, payload, b"\n\n"]
+    return [head + payload + b"\n\n"]
+
+
+async def start_stream(
+    path: str,
+    events: AsyncIterator[bytes],
+    frame: Callable[[bytes], list[bytes]] = data_frame,
+    error_frame: Callable[[bytes], list[bytes]] = data_frame,
+) -> StreamingHttpResponse:
+    """Await the first event (errors before it become a normal error response), then stream.
+
+    An error after the first event can no longer change the status: it is sent as the
+    family's error event and the stream ends.
+    """
+    first = await anext(events)
+
+    async def body() -> AsyncIterator[bytes]:
+        for piece in frame(first):
+            yield piece
+        try:
+            async for event in events:
+                for piece in frame(event):
+                    yield piece
+        except GatewayError as exc:
+            logger.info("stream on %s ended by %r", path, exc)
+            for piece in error_frame(error_bytes(path, exc)):
+                yield piece
+
+    response = StreamingHttpResponse(body(), content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response

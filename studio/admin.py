@@ -1,0 +1,101 @@
+"""Django admin for every record. A key created here shows its secret once."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+
+from studio.models import (
+    ApiKey, Asset, Generation, Membership, PlatformModel, Team, Upstream, UsageRecord,
+)
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 1
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "created"]
+    prepopulated_fields = {"slug": ["name"]}
+    search_fields = ["name", "slug"]
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["team", "user", "role"]
+    list_filter = ["role"]
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ["name", "prefix", "owner", "team", "revoked", "expires_at", "last_used_at", "created"]
+    list_filter = ["revoked"]
+    search_fields = ["name", "prefix", "owner__username"]
+    readonly_fields = ["prefix", "last_used_at", "created"]
+    fields = ["owner", "team", "name", "allowed_models", "expires_at", "revoked", "prefix", "last_used_at", "created"]
+
+    def save_model(self, request, obj: ApiKey, form, change: bool) -> None:
+        if not change:
+            secret = obj.set_new_secret()
+            super().save_model(request, obj, form, change)
+            messages.warning(request, f"The new key's secret, shown only now: {secret}")
+            return
+        super().save_model(request, obj, form, change)
+
+
+class UpstreamForm(forms.ModelForm):
+    credential = forms.CharField(
+        required=False, widget=forms.PasswordInput(render_value=False),
+        help_text="Stored encrypted. Leave empty to keep the current credential.",
+    )
+
+    class Meta:
+        model = Upstream
+        fields = ["name", "protocol", "base_url", "credential", "priority", "weight", "enabled", "timeout", "model_map"]
+
+    def save(self, commit: bool = True) -> Upstream:
+        upstream = super().save(commit=False)
+        if self.cleaned_data.get("credential"):
+            upstream.credential = self.cleaned_data["credential"]
+        if commit:
+            upstream.save()
+        return upstream
+
+
+@admin.register(Upstream)
+class UpstreamAdmin(admin.ModelAdmin):
+    form = UpstreamForm
+    list_display = ["name", "protocol", "base_url", "priority", "weight", "enabled", "consecutive_failures"]
+    list_filter = ["protocol", "enabled"]
+
+
+@admin.register(PlatformModel)
+class PlatformModelAdmin(admin.ModelAdmin):
+    list_display = ["model_id", "kind", "default_protocol", "enabled", "owned_by"]
+    list_filter = ["kind", "enabled"]
+    search_fields = ["model_id", "display_name"]
+
+
+@admin.register(Generation)
+class GenerationAdmin(admin.ModelAdmin):
+    list_display = ["created", "model_id", "route", "status", "user", "duration_ms"]
+    list_filter = ["status", "route", "model_id"]
+    search_fields = ["prompt"]
+    raw_id_fields = ["parent", "api_key", "upstream"]
+
+
+@admin.register(Asset)
+class AssetAdmin(admin.ModelAdmin):
+    list_display = ["id", "kind", "mime", "bytes", "width", "height", "owner", "visibility", "created"]
+    list_filter = ["kind", "visibility", "is_input"]
+    raw_id_fields = ["generation"]
+
+
+@admin.register(UsageRecord)
+class UsageRecordAdmin(admin.ModelAdmin):
+    list_display = ["created", "model_id", "route", "status_code", "total_tokens", "latency_ms", "api_key"]
+    list_filter = ["route", "status_code"]

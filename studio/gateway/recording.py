@@ -1,0 +1,84 @@
+"""Writing records off the response path.
+
+A /v1 request hands its record to ``submit()`` and returns; a background task per event loop
+collects records and persists them in batches in a worker thread. ``drain()`` waits until
+everything submitted so far is written (tests, shutdown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from typing import Protocol
+
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections
+
+logger = logging.getLogger(__name__)
+
+BATCH = 64
+
+
+class Record(Protocol):
+    def persist(self) -> None:
+        """Write this record (runs in a worker thread, inside a database transaction)."""
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Record] = asyncio.Queue()
+        self.pending = 0
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.task: asyncio.Task | None = None
+
+    def submit(self, record: Record) -> None:
+        self.pending += 1
+        self.idle.clear()
+        self.queue.put_nowait(record)
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            batch = [await self.queue.get()]
+            while len(batch) < BATCH and not self.queue.empty():
+                batch.append(self.queue.get_nowait())
+            try:
+                await sync_to_async(_persist_batch, thread_sensitive=True)(batch)
+            finally:
+                self.pending -= len(batch)
+                if self.pending == 0:
+                    self.idle.set()
+
+    async def drain(self) -> None:
+        await self.idle.wait()
+
+
+def _persist_batch(batch: list[Record]) -> None:
+    close_old_connections()
+    for record in batch:
+        try:
+            record.persist()
+        except Exception:  # one bad record must not lose the rest of the batch
+            logger.exception("persisting %s failed", type(record).__name__)
+
+
+_recorders: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Recorder] = weakref.WeakKeyDictionary()
+
+
+def get_recorder() -> Recorder:
+    loop = asyncio.get_running_loop()
+    recorder = _recorders.get(loop)
+    if recorder is None:
+        recorder = _recorders[loop] = Recorder()
+    return recorder
+
+
+def submit(record: Record) -> None:
+    get_recorder().submit(record)
+
+
+async def drain() -> None:
+    await get_recorder().drain()

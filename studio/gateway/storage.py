@@ -1,0 +1,50 @@
+"""Storing media once: bytes → file in the media storage → Asset row (sync; call off the hot path)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import mimetypes
+import uuid
+
+from django.core.files.base import ContentFile
+from PIL import Image
+
+from studio.models import Asset, AssetKind
+
+_EXTENSIONS = {"image/jpeg": "jpg", "image/png": "png", "image/webp": "webp", "video/mp4": "mp4"}
+
+
+def kind_of(mime: str) -> str:
+    major = mime.split("/", 1)[0]
+    return {"image": AssetKind.IMAGE, "video": AssetKind.VIDEO, "audio": AssetKind.AUDIO}.get(major, AssetKind.FILE)
+
+
+def image_size(data: bytes) -> tuple[int | None, int | None]:
+    try:
+        with Image.open(io.BytesIO(data)) as im:  # reads the header only
+            return im.width, im.height
+    except Exception:
+        return None, None
+
+
+def store_bytes(
+    data: bytes, mime: str, *, owner_id: int, team_id: int | None = None, generation_id: uuid.UUID | None = None,
+    index: int = 0, is_input: bool = False, is_draft: bool = False, metadata: dict | None = None,
+    dedupe: bool = False,
+) -> Asset:
+    digest = hashlib.sha256(data).hexdigest()
+    if dedupe:
+        existing = Asset.objects.filter(owner_id=owner_id, sha256=digest, is_input=is_input).first()
+        if existing is not None:
+            return existing
+    width, height = image_size(data) if mime.startswith("image/") else (None, None)
+    asset = Asset(
+        kind=kind_of(mime), mime=mime, bytes=len(data), width=width, height=height, sha256=digest,
+        owner_id=owner_id, team_id=team_id, generation_id=generation_id, index=index, is_input=is_input, is_draft=is_draft,
+        metadata=metadata or {},
+    )
+    ext = _EXTENSIONS.get(mime) or (mimetypes.guess_extension(mime) or ".bin").lstrip(".")
+    asset.file.save(f"{asset.id.hex}.{ext}", ContentFile(data), save=False)
+    asset.save()
+    return asset

@@ -1,0 +1,11 @@
+"""The studio's records, one module per aggregate."""
+
+from .accounts import ApiKey, Membership, Role, Team
+from .catalog import ModelKind, PlatformModel, Protocol, Upstream
+from .media import Asset, AssetKind, Generation, GenerationStatus, Visibility
+from .usage import UsageRecord
+
+__all__ = [
+    "ApiKey", "Asset", "AssetKind", "Generation", "GenerationStatus", "Membership", "ModelKind",
+    "PlatformModel", "Protocol", "Role", "Team", "Upstream", "UsageRecord", "Visibility",
+]

@@ -1,0 +1,30 @@
+"""One row per /v1 call: who used which model through which upstream, and what it cost."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from .accounts import ApiKey
+from .catalog import Upstream
+
+
+class UsageRecord(models.Model):
+    api_key = models.ForeignKey(ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    model_id = models.CharField(max_length=120)
+    upstream = models.ForeignKey(Upstream, on_delete=models.SET_NULL, null=True, blank=True)
+    route = models.CharField(max_length=60)
+    status_code = models.IntegerField(default=200)
+    input_tokens = models.IntegerField(default=0)
+    output_tokens = models.IntegerField(default=0)
+    total_tokens = models.IntegerField(default=0)
+    images = models.IntegerField(default=0)
+    latency_ms = models.IntegerField(null=True, blank=True)
+    first_byte_ms = models.IntegerField(null=True, blank=True)
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["api_key", "-created"])]

@@ -1,0 +1,109 @@
+"""An httpx transport that calls an in-process ASGI app and streams its response.
+
+httpx's own ASGITransport collects the whole response body before returning, which would turn
+the sandbox's SSE streams into one late burst. This one hands the body over chunk by chunk as
+the app sends it, with a small bounded queue for back-pressure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+_END = object()
+
+
+class _QueueStream(httpx.AsyncByteStream):
+    def __init__(self, queue: asyncio.Queue, task: asyncio.Task) -> None:
+        self._queue = queue
+        self._task = task
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        while True:
+            item = await self._queue.get()
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise httpx.ReadError(f"in-process upstream failed: {item!r}") from item
+            yield item
+
+    async def aclose(self) -> None:
+        if not self._task.done():
+            self._task.cancel()
+
+
+class StreamingASGITransport(httpx.AsyncBaseTransport):
+    def __init__(self, app: Any, client: tuple[str, int] = ("127.0.0.1", 0)) -> None:
+        self.app = app
+        self.client = client
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = await request.aread()
+        url = request.url
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": request.method,
+            "headers": [(k.lower(), v) for k, v in request.headers.raw],
+            "scheme": url.scheme,
+            "path": url.path,
+            "raw_path": url.raw_path.split(b"?")[0],
+            "query_string": url.query,
+            "server": (url.host, url.port or (443 if url.scheme == "https" else 80)),
+            "client": self.client,
+            "root_path": "",
+        }
+        loop = asyncio.get_running_loop()
+        started: asyncio.Future = loop.create_future()
+        queue: asyncio.Queue = asyncio.Queue(maxsize=4)
+        body_sent = False
+        disconnected = asyncio.Event()
+
+        async def receive() -> dict[str, Any]:
+            nonlocal body_sent
+            if not body_sent:
+                body_sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await disconnected.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                started.set_result(message)
+            elif message["type"] == "http.response.body":
+                chunk = message.get("body", b"")
+                if chunk:
+                    await queue.put(bytes(chunk))
+                if not message.get("more_body", False):
+                    await queue.put(_END)
+
+        async def run() -> None:
+            try:
+                await self.app(scope, receive, send)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:
+                if not started.done():
+                    started.set_exception(exc)
+                else:
+                    await queue.put(exc)
+                return
+            finally:
+                disconnected.set()
+            if not started.done():
+                started.set_exception(RuntimeError("in-process app returned without a response"))
+
+        task = loop.create_task(run())
+        try:
+            start = await started
+        except BaseException:
+            task.cancel()
+            raise
+        headers = [(bytes(k), bytes(v)) for k, v in start.get("headers", [])]
+        return httpx.Response(
+            start["status"], headers=headers, stream=_QueueStream(queue, task), request=request
+        )

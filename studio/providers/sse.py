@@ -1,0 +1,111 @@
+"""Server-sent events: an incremental parser with no line-length limit, and a writer.
+
+A 4K image arrives from Gemini as one ``data:`` line of 10-20 MB. The parser scans only the
+bytes it has not looked at yet (no quadratic rescans), accepts LF, CRLF and CR line endings,
+skips comment lines (proxies inject ``: keepalive``), and hands each event's data over as one
+``bytes`` object so it is copied once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class SSEEvent:
+    data: bytes
+    event: str | None = None
+    id: str | None = None
+
+
+class SSEParser:
+    """Feed it chunks; it returns the events completed by each chunk."""
+
+    __slots__ = ("_buf", "_scan", "_data", "_event", "_id")
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._scan = 0  # where the search for the next line end resumes
+        self._data: list[bytes] = []
+        self._event: str | None = None
+        self._id: str | None = None
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        self._buf += chunk
+        events: list[SSEEvent] = []
+        buf = self._buf
+        start = 0
+        # Remember where the next CR is, so a chunk of many LF-only lines is scanned once.
+        cr = buf.find(b"\r", self._scan)
+        while True:
+            nl = buf.find(b"\n", self._scan)
+            if 0 <= cr < self._scan:
+                cr = buf.find(b"\r", self._scan)
+            if nl < 0 and cr < 0:
+                self._scan = len(buf)
+                break
+            if cr >= 0 and (nl < 0 or cr < nl):
+                if cr == len(buf) - 1:
+                    # A CR at the end may be the first half of CRLF; wait for the next byte.
+                    self._scan = cr
+                    break
+                end, nxt = cr, cr + 2 if buf[cr + 1] == 0x0A else cr + 1
+            else:
+                end, nxt = nl, nl + 1
+            self._line(buf, start, end, events)
+            start = self._scan = nxt
+        if start:
+            del buf[:start]
+            self._scan -= start
+        return events
+
+    def _line(self, buf: bytearray, start: int, end: int, events: list[SSEEvent]) -> None:
+        if start == end:
+            if self._data:
+                data = self._data[0] if len(self._data) == 1 else b"\n".join(self._data)
+                events.append(SSEEvent(data=data, event=self._event, id=self._id))
+            self._data, self._event = [], None
+            return
+        if buf[start] == 0x3A:  # ":" comment / keep-alive
+            return
+        colon = buf.find(b":", start, end)
+        if colon < 0:
+            name, value_start = bytes(buf[start:end]), end
+        else:
+            name = bytes(buf[start:colon])
+            value_start = colon + 1
+            if value_start < end and buf[value_start] == 0x20:
+                value_start += 1
+        if name == b"data":
+            self._data.append(bytes(buf[value_start:end]))
+        elif name == b"event":
+            self._event = buf[value_start:end].decode("utf-8", "replace")
+        elif name == b"id":
+            self._id = buf[value_start:end].decode("utf-8", "replace")
+
+    def close(self) -> list[SSEEvent]:
+        """Flush an event the stream ended without a blank line after."""
+        events: list[SSEEvent] = []
+        if self._buf:
+            self._line(self._buf, 0, len(self._buf), events)
+            self._buf.clear()
+            self._scan = 0
+        self._line(self._buf, 0, 0, events)
+        return events
+
+
+async def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:
+    parser = SSEParser()
+    async for chunk in chunks:
+        for event in parser.feed(chunk):
+            yield event
+    for event in parser.close():
+        yield event
+
+
+def format_event(data: bytes, event: str | None = None) -> bytes:
+    """One SSE frame. ``data`` must not contain newlines (compact JSON never does)."""
+    if event is None:
+        return b"data: " + data + b"\n\n"
+    return b"event: " + event.encode() + b"\ndata: " + data + b"\n\n"

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from .consumers import StudioConsumer
+
+websocket_urlpatterns = [
+    path("ws/studio/", StudioConsumer.as_asgi()),
+]

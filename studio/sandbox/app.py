@@ -1,0 +1,115 @@
+"""The sandbox vendor cloud: one ASGI app speaking the real vendors' protocols, offline.
+
+Each protocol module contributes routes; requests reach it in-process through the shared
+upstream client (no socket), or over a port (``python manage.py run_sandbox``) for benchmarks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+import orjson
+
+
+@dataclass(slots=True)
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: bytes
+    params: dict[str, str] = field(default_factory=dict)
+
+    def json(self) -> Any:
+        return orjson.loads(self.body) if self.body else None
+
+
+@dataclass(slots=True)
+class Response:
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+    stream: AsyncIterator[bytes] | None = None
+
+
+def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(status=status, body=orjson.dumps(obj), headers=headers or {})
+
+
+def sse_response(events: AsyncIterator[bytes]) -> Response:
+    return Response(content_type="text/event-stream", stream=events, headers={"cache-control": "no-cache"})
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+_routes: list[tuple[str, re.Pattern[str], Handler]] = []
+
+
+def route(method: str, pattern: str) -> Callable[[Handler], Handler]:
+    """Register a handler; ``pattern`` is a regex over the path with named groups."""
+
+    def decorator(handler: Handler) -> Handler:
+        _routes.append((method, re.compile(pattern + r"$"), handler))
+        return handler
+
+    return decorator
+
+
+def _load_protocols() -> None:
+    # Imported for their route registrations; the list is the sandbox's protocol registry.
+    from . import gemini  # noqa: F401
+
+
+class SandboxApp:
+    def __init__(self) -> None:
+        self._loaded = False
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        if not self._loaded:
+            _load_protocols()
+            self._loaded = True
+        body = bytearray()
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        query = {k: v[-1] for k, v in parse_qs(scope.get("query_string", b"").decode()).items()}
+        headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
+        request = Request(scope["method"], scope["path"], query, headers, bytes(body))
+        response = await self.dispatch(request)
+        raw_headers = [(b"content-type", response.content_type.encode())]
+        raw_headers += [(k.encode(), v.encode()) for k, v in response.headers.items()]
+        await send({"type": "http.response.start", "status": response.status, "headers": raw_headers})
+        if response.stream is None:
+            await send({"type": "http.response.body", "body": response.body})
+            return
+        async for chunk in response.stream:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def dispatch(self, request: Request) -> Response:
+        allowed = False
+        for method, pattern, handler in _routes:
+            match = pattern.match(request.path)
+            if match is None:
+                continue
+            if method != request.method:
+                allowed = True
+                continue
+            request.params = match.groupdict()
+            return await handler(request)
+        status = 405 if allowed else 404
+        return json_response({"error": {"code": status, "message": f"no route for {request.path}"}}, status)
+
+
+application = SandboxApp()

@@ -1,0 +1,810 @@
+"""Prompt-driven scene painting for the offline image model.
+
+The sandbox image model has no neural network behind it, so a prompt becomes a picture by
+reading its words: colour words pick the palette, nouns such as "sun", "sea" or "cat" add
+simple drawn elements, and anything else becomes a seeded abstract composition. Painting
+happens on a small working canvas, which keeps the cost flat at any output size, and the
+result is upscaled with a smooth filter. All randomness comes from a ``random.Random``
+seeded by the caller, so the same prompt and seed always give the same pixels.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import math
+import random
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+RGB = tuple[int, int, int]
+
+# Pixels painted on the working canvas. About a megapixel keeps a 4K render well under a
+# second while leaving enough detail for the bicubic upscale to look smooth, not blocky.
+WORK_BUDGET = 900_000
+
+COLOR_WORDS: dict[str, RGB] = {
+    "red": (214, 48, 49),
+    "crimson": (186, 22, 60),
+    "scarlet": (224, 50, 36),
+    "maroon": (120, 24, 40),
+    "orange": (240, 128, 32),
+    "amber": (244, 166, 36),
+    "yellow": (245, 208, 50),
+    "golden": (222, 168, 48),
+    "gold": (222, 168, 48),
+    "green": (52, 160, 84),
+    "emerald": (20, 158, 110),
+    "lime": (158, 212, 62),
+    "olive": (126, 128, 50),
+    "mint": (120, 220, 180),
+    "teal": (22, 138, 140),
+    "turquoise": (40, 192, 182),
+    "cyan": (36, 190, 222),
+    "blue": (42, 98, 214),
+    "azure": (48, 132, 232),
+    "navy": (22, 40, 112),
+    "indigo": (72, 50, 164),
+    "purple": (128, 60, 178),
+    "violet": (142, 82, 204),
+    "lavender": (178, 152, 222),
+    "magenta": (202, 40, 162),
+    "pink": (240, 122, 172),
+    "rose": (226, 88, 120),
+    "coral": (244, 118, 94),
+    "peach": (248, 178, 140),
+    "brown": (124, 80, 44),
+    "beige": (222, 204, 170),
+    "cream": (244, 236, 212),
+    "black": (22, 22, 26),
+    "white": (246, 246, 242),
+    "gray": (128, 130, 134),
+    "grey": (128, 130, 134),
+    "silver": (190, 194, 202),
+}
+
+_ELEMENT_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "sun": ("sun", "sunny", "sunshine", "sunlight", "sunset", "sunrise", "dawn", "dusk"),
+    "moon": ("moon", "moonlight", "moonlit", "lunar", "crescent"),
+    "star": ("star", "starry", "starlit", "constellation", "galaxy"),
+    "cloud": ("cloud", "cloudy", "sky"),
+    "mountain": ("mountain", "hill", "peak", "alps", "volcano", "valley", "cliff"),
+    "sea": ("sea", "ocean", "lake", "water", "beach", "wave", "river", "coast", "shore", "harbor",
+            "harbour", "bay", "island"),
+    "city": ("city", "town", "skyline", "building", "skyscraper", "street", "downtown", "metropolis",
+             "tower"),
+    "tree": ("tree", "forest", "wood", "woods", "pine", "jungle", "park", "oak", "palm"),
+    "cat": ("cat", "kitten", "kitty"),
+    "bird": ("bird", "seagull", "gull", "crow", "swallow", "eagle"),
+    "flower": ("flower", "tulip", "garden", "bloom", "blossom", "meadow", "daisy", "bouquet"),
+    "house": ("house", "home", "cabin", "cottage", "village", "hut", "barn", "castle"),
+    "boat": ("boat", "ship", "sail", "sailboat", "yacht", "ferry"),
+    "circle": ("circle", "round", "dot", "sphere", "ball", "bubble", "orb", "planet"),
+    "square": ("square", "cube", "box", "rectangle", "block", "grid"),
+    "triangle": ("triangle", "pyramid"),
+    "heart": ("heart", "love"),
+    "hexagon": ("hexagon", "polygon", "honeycomb"),
+}
+
+_MOOD_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "night": ("night", "midnight", "nighttime", "starry", "nocturnal", "moonlit", "evening"),
+    "sunset": ("sunset", "sunrise", "dawn", "dusk", "twilight"),
+    "pastel": ("pastel", "soft", "gentle", "dreamy", "calm", "serene", "minimal", "minimalist"),
+    "neon": ("neon", "vibrant", "vivid", "electric", "cyberpunk", "synthwave", "psychedelic"),
+    "winter": ("winter", "snow", "snowy", "ice", "icy", "frozen", "cold", "frost"),
+    "autumn": ("autumn", "fall", "harvest", "halloween"),
+    "spring": ("spring", "blossom", "bloom", "easter"),
+    "dark": ("dark", "moody", "gloomy", "noir", "shadow", "stormy", "storm"),
+}
+
+_WORD_TO_ELEMENT = {w: e for e, words in _ELEMENT_SYNONYMS.items() for w in words}
+_WORD_TO_MOOD = {w: m for m, words in _MOOD_SYNONYMS.items() for w in words}
+
+LANDSCAPE_ELEMENTS = frozenset({"sun", "moon", "cloud", "mountain", "sea", "city", "tree", "bird", "flower",
+                                "house", "boat", "cat"})
+GEOMETRIC_ELEMENTS = ("circle", "square", "triangle", "star", "heart", "hexagon")
+GROUND_ELEMENTS = frozenset({"tree", "house", "flower", "cat"})
+
+# Default hues (main, accent) when the prompt names no colour: a sea reads as blue, a forest as
+# green, a sunset as orange and pink, which is what a person would expect to see.
+_MOOD_HUES = {"sunset": (20.0, 330.0), "night": (228.0, 48.0), "winter": (205.0, 190.0),
+              "autumn": (26.0, 45.0), "spring": (105.0, 330.0), "neon": (300.0, 190.0)}
+_ELEMENT_HUES = {"sea": (205.0, 40.0), "tree": (125.0, 45.0), "flower": (330.0, 110.0),
+                 "mountain": (215.0, 30.0), "city": (225.0, 35.0), "cat": (35.0, 200.0)}
+
+
+# --------------------------------------------------------------------------- colour helpers
+
+
+def clamp01(v: float) -> float:
+    return 0.0 if v < 0 else 1.0 if v > 1 else v
+
+
+def hls(hue_deg: float, lightness: float, saturation: float) -> RGB:
+    """RGB from hue in degrees and lightness/saturation in 0..1 (HLS reads naturally for palettes)."""
+    r, g, b = colorsys.hls_to_rgb((hue_deg % 360) / 360, clamp01(lightness), clamp01(saturation))
+    return round(r * 255), round(g * 255), round(b * 255)
+
+
+def to_hls(rgb: RGB) -> tuple[float, float, float]:
+    """(hue degrees, lightness, saturation) of an RGB colour."""
+    h, lum, s = colorsys.rgb_to_hls(rgb[0] / 255, rgb[1] / 255, rgb[2] / 255)
+    return h * 360, lum, s
+
+
+def mix(a: RGB, b: RGB, t: float) -> RGB:
+    """Linear blend of two colours, t=0 gives a and t=1 gives b."""
+    t = clamp01(t)
+    return (round(a[0] + (b[0] - a[0]) * t), round(a[1] + (b[1] - a[1]) * t), round(a[2] + (b[2] - a[2]) * t))
+
+
+def rgba(c: RGB, alpha: int) -> tuple[int, int, int, int]:
+    return c[0], c[1], c[2], max(0, min(255, int(alpha)))
+
+
+def colour_name(rgb: RGB) -> str:
+    """A plain English name for a colour, used to name layers and describe regions."""
+    h, lum, s = to_hls(rgb)
+    if lum < 0.13:
+        return "Black"
+    if lum > 0.9 and s < 0.5:
+        return "White"
+    if s < 0.16:
+        return "Light gray" if lum > 0.6 else "Dark gray" if lum < 0.3 else "Gray"
+    if h < 14 or h >= 340:
+        return "Maroon" if lum < 0.3 else "Red"
+    if h < 40:
+        return "Brown" if lum < 0.42 else "Orange"
+    if h < 68:
+        return "Olive" if lum < 0.33 else "Yellow"
+    if h < 160:
+        return "Green"
+    if h < 195:
+        return "Teal"
+    if h < 252:
+        return "Navy" if lum < 0.25 else "Blue"
+    if h < 290:
+        return "Purple"
+    return "Pink" if lum > 0.55 else "Magenta"
+
+
+# --------------------------------------------------------------------------- prompt analysis
+
+
+@dataclass(frozen=True)
+class PromptInfo:
+    """What the painter takes from a prompt: named colours, drawable elements and moods."""
+
+    words: tuple[str, ...]
+    colors: tuple[RGB, ...]
+    elements: tuple[str, ...]
+    moods: frozenset[str]
+
+    @property
+    def landscape(self) -> bool:
+        """Landscapes get a sky, a horizon and ground; everything else is an abstract composition."""
+        if any(e in LANDSCAPE_ELEMENTS for e in self.elements):
+            return True
+        return "star" in self.elements and "night" in self.moods
+
+
+def _lookup(word: str, table: dict[str, str]) -> str | None:
+    if word in table:
+        return table[word]
+    # Cheap plural handling ("trees", "boxes") is enough for prompt keywords.
+    for cut in (1, 2):
+        if len(word) > cut + 2 and word.endswith("s") and word[:-cut] in table:
+            return table[word[:-cut]]
+    return None
+
+
+def analyse_prompt(prompt: str) -> PromptInfo:
+    """Split a prompt into the cues the painter understands (unknown words are simply ignored)."""
+    words = tuple(re.findall(r"[a-z]+", prompt.lower()))
+    colors: list[RGB] = []
+    elements: list[str] = []
+    moods: set[str] = set()
+    for w in words:
+        if w in COLOR_WORDS:
+            if COLOR_WORDS[w] not in colors:
+                colors.append(COLOR_WORDS[w])
+            continue
+        el = _lookup(w, _WORD_TO_ELEMENT)
+        if el and el not in elements:
+            elements.append(el)
+        mood = _lookup(w, _WORD_TO_MOOD)
+        if mood:
+            moods.add(mood)
+    return PromptInfo(words, tuple(colors), tuple(elements), frozenset(moods))
+
+
+# --------------------------------------------------------------------------- palette
+
+
+@dataclass(frozen=True)
+class Palette:
+    sky_top: RGB
+    sky_mid: RGB
+    sky_horizon: RGB
+    ground_far: RGB
+    ground_near: RGB
+    accent: RGB
+    accent2: RGB
+    light: RGB
+    dark: RGB
+    night: bool
+
+
+def make_palette(info: PromptInfo, rng: random.Random, hint: RGB | None = None) -> Palette:
+    """Pick a harmonious palette; named colours dominate so "red" really gives a red picture."""
+    # Draw every random number up front so the stream never depends on which words are present.
+    r_hue = rng.uniform(0, 360)
+    r_sat = rng.uniform(0.42, 0.7)
+    r_scheme = rng.choice((35.0, 150.0, 180.0, 120.0, -35.0))
+    r_jitter = rng.uniform(-10, 10)
+
+    colours = list(info.colors) or ([hint] if hint is not None else [])
+    moods = info.moods
+    night = "night" in moods
+    light_key = False
+    named = bool(colours)
+    accent_override: RGB | None = None
+    if colours:
+        h0, l0, s0 = to_hls(colours[0])
+        if s0 < 0.15 or l0 < 0.1 or l0 > 0.94:  # black, white, grey: keep it muted
+            sat, h0 = 0.08, r_hue
+            night = night or l0 < 0.3
+            light_key = l0 > 0.8
+        else:
+            sat = max(0.35, min(0.9, s0 * 0.9))
+        if len(colours) > 1:
+            h1, l1, s1 = to_hls(colours[1])
+            ha = h1 if s1 >= 0.15 else h0 + 30
+            if s1 < 0.15:
+                accent_override = colours[1]
+        else:
+            # Analogous accents keep the named colour dominant across the whole picture.
+            ha = h0 + (28 if r_scheme > 0 else -28)
+    else:
+        base = next((_MOOD_HUES[m] for m in ("sunset", "night", "winter", "autumn", "spring", "neon")
+                     if m in moods), None)
+        base = base or next((_ELEMENT_HUES[e] for e in info.elements if e in _ELEMENT_HUES), None)
+        h0 = base[0] + r_jitter if base else r_hue
+        ha = base[1] + r_jitter if base else h0 + r_scheme
+        sat = r_sat
+
+    if "neon" in moods:
+        sat = 0.92
+    if "pastel" in moods or "winter" in moods:
+        sat *= 0.6
+
+    if night:
+        levels = [0.08, 0.15, 0.3, 0.16, 0.08]
+    elif light_key:
+        levels = [0.8, 0.87, 0.94, 0.78, 0.66]
+    else:
+        levels = [0.36, 0.52, 0.76, 0.42, 0.27]
+    if "pastel" in moods:
+        levels = [v + (1 - v) * 0.35 for v in levels]
+    if "dark" in moods:
+        levels = [v * 0.6 for v in levels]
+
+    natural = any(e in info.elements for e in ("tree", "flower", "mountain", "cat", "house"))
+    if named:
+        ground_hue = h0 + 18
+    elif "autumn" in moods:
+        ground_hue = 30 + r_jitter
+    elif natural:
+        ground_hue = 112 + r_jitter * 2
+    else:
+        ground_hue = ha
+    ground_sat = sat * 0.75
+    ground_levels = levels[3:5]
+    if "winter" in moods:
+        ground_sat, ground_levels = 0.18, [0.86, 0.78]
+
+    horizon = mix(hls(h0 + 8, levels[2], sat), hls(ha, levels[2], sat * 0.9), 0.35)
+    accent = accent_override or hls(ha, 0.7 if night else 0.56, min(0.95, sat + 0.2))
+    accent2 = hls(h0 - 25 if named else ha + 150, 0.6, sat)
+    light = mix(hls(ha, 0.88, 0.85), (255, 244, 214), 0.5)
+    return Palette(
+        sky_top=hls(h0 - 6, levels[0], sat),
+        sky_mid=hls(h0, levels[1], sat * 0.95),
+        sky_horizon=horizon,
+        ground_far=hls(ground_hue, ground_levels[0], ground_sat),
+        ground_near=hls(ground_hue + 6, ground_levels[1], ground_sat * 1.05),
+        accent=accent,
+        accent2=accent2,
+        light=light,
+        dark=hls(h0, 0.1 if not light_key else 0.22, sat * 0.5),
+        night=night,
+    )
+
+
+def dominant_colour(image: Image.Image) -> RGB:
+    """Most common colour of a small quantized copy: a cheap stand-in for "the image's colour"."""
+    small = image.convert("RGB")
+    small.thumbnail((64, 64))
+    q = small.quantize(colors=4)
+    counts = sorted(q.getcolors() or [], reverse=True)
+    pal = q.getpalette() or []
+    idx = counts[0][1] if counts else 0
+    return pal[idx * 3], pal[idx * 3 + 1], pal[idx * 3 + 2]
+
+
+# --------------------------------------------------------------------------- raster helpers
+
+
+def work_size(width: int, height: int, budget: int = WORK_BUDGET) -> tuple[int, int]:
+    """Working-canvas size: supersampled for small outputs, capped by pixel budget for big ones."""
+    s = min(2.0, math.sqrt(budget / (width * height)))
+    return max(8, round(width * s)), max(8, round(height * s))
+
+
+def vertical_gradient(size: tuple[int, int], stops: list[tuple[float, RGB]]) -> Image.Image:
+    """Multi-stop top-to-bottom gradient, built as one column and stretched (cheap at any width)."""
+    w, h = size
+    ys = np.linspace(0.0, 1.0, h)
+    pos = [p for p, _ in stops]
+    cols = np.array([c for _, c in stops], dtype=np.float64)
+    col = np.stack([np.interp(ys, pos, cols[:, i]) for i in range(3)], axis=1)
+    strip = Image.fromarray(col.round().astype(np.uint8).reshape(h, 1, 3), "RGB")
+    return strip.resize((w, h), Image.Resampling.NEAREST)
+
+
+def linear_gradient(size: tuple[int, int], c1: RGB, c2: RGB, angle_deg: float) -> Image.Image:
+    """Two-colour gradient along an arbitrary angle, for abstract backgrounds."""
+    w, h = size
+    m = max(w, h)
+    a = math.radians(angle_deg)
+    x = (np.arange(w, dtype=np.float32) - w / 2) / m
+    y = (np.arange(h, dtype=np.float32) - h / 2) / m
+    t = x[None, :] * math.cos(a) + y[:, None] * math.sin(a)
+    t = (t - t.min()) / max(1e-6, float(t.max() - t.min()))
+    c1a = np.array(c1, dtype=np.float32)
+    c2a = np.array(c2, dtype=np.float32)
+    arr = c1a + (c2a - c1a) * t[..., None]
+    return Image.fromarray(arr.round().astype(np.uint8), "RGB")
+
+
+@lru_cache(maxsize=1)
+def _soft_disc() -> Image.Image:
+    """A 256px radial falloff (1 at the centre, 0 at the rim) reused for every glow."""
+    r = np.hypot(*np.meshgrid(np.linspace(-1, 1, 256), np.linspace(-1, 1, 256)))
+    return Image.fromarray((np.clip(1 - r, 0, 1) ** 2 * 255).astype(np.uint8), "L")
+
+
+@lru_cache(maxsize=1)
+def _vignette_mask() -> Image.Image:
+    r = np.hypot(*np.meshgrid(np.linspace(-1, 1, 256), np.linspace(-1, 1, 256))) / math.sqrt(2)
+    return Image.fromarray((np.clip((r - 0.45) / 0.55, 0, 1) ** 1.6 * 255).astype(np.uint8), "L")
+
+
+def glow(img: Image.Image, centre: tuple[float, float], radius: float, colour: RGB, strength: float) -> None:
+    """Soft light around a point (sun halo, abstract light source)."""
+    r = max(2, int(radius))
+    mask = _soft_disc().resize((2 * r, 2 * r), Image.Resampling.BILINEAR)
+    mask = mask.point(lambda v: int(v * strength))
+    img.paste(colour, (int(centre[0]) - r, int(centre[1]) - r), mask)
+
+
+def vignette(img: Image.Image, strength: float = 0.28) -> None:
+    """Darken the corners a little: it frames the picture and makes flat shapes feel finished."""
+    mask = _vignette_mask().resize(img.size, Image.Resampling.BILINEAR).point(lambda v: int(v * strength))
+    img.paste((0, 0, 0), (0, 0), mask)
+
+
+# --------------------------------------------------------------------------- element drawing
+
+
+def shape_points(kind: str, cx: float, cy: float, r: float, angle: float = 0.0) -> list[tuple[float, float]]:
+    """Outline points of a named polygonal shape of "radius" r, rotated by angle degrees."""
+    if kind == "heart":
+        pts = []
+        for i in range(48):
+            a = 2 * math.pi * i / 48
+            x = 16 * math.sin(a) ** 3
+            y = -(13 * math.cos(a) - 5 * math.cos(2 * a) - 2 * math.cos(3 * a) - math.cos(4 * a))
+            pts.append((x * r / 17, y * r / 17))
+    elif kind == "star":
+        pts = [((r if i % 2 == 0 else r * 0.45) * math.cos(math.radians(-90 + 36 * i)),
+                (r if i % 2 == 0 else r * 0.45) * math.sin(math.radians(-90 + 36 * i))) for i in range(10)]
+    else:
+        sides, start = {"square": (4, -45.0), "triangle": (3, -90.0), "hexagon": (6, 0.0)}.get(kind, (32, 0.0))
+        pts = [(r * math.cos(math.radians(start + 360 * i / sides)),
+                r * math.sin(math.radians(start + 360 * i / sides))) for i in range(sides)]
+    ca, sa = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+    return [(cx + x * ca - y * sa, cy + x * sa + y * ca) for x, y in pts]
+
+
+def draw_shape(d: ImageDraw.ImageDraw, kind: str, cx: float, cy: float, r: float,
+               fill: tuple[int, ...], angle: float = 0.0) -> None:
+    """Draw a geometric element; circles and rings are special-cased, the rest are polygons."""
+    if kind == "circle":
+        d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=fill)
+    elif kind == "ring":
+        d.ellipse((cx - r, cy - r, cx + r, cy + r), outline=fill, width=max(1, int(r * 0.2)))
+    elif kind == "half":
+        d.pieslice((cx - r, cy - r, cx + r, cy + r), angle, angle + 180, fill=fill)
+    elif kind == "arc":
+        d.arc((cx - r, cy - r, cx + r, cy + r), angle, angle + 200, fill=fill, width=max(1, int(r * 0.16)))
+    elif kind == "bar":
+        ca, sa = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+        hw, hh = r * 1.6, r * 0.22
+        pts = [(cx + x * ca - y * sa, cy + x * sa + y * ca) for x, y in ((-hw, -hh), (hw, -hh), (hw, hh), (-hw, hh))]
+        d.polygon(pts, fill=fill)
+    else:
+        d.polygon(shape_points(kind, cx, cy, r, angle), fill=fill)
+
+
+def draw_sun(img: Image.Image, cx: float, cy: float, r: float, pal: Palette) -> None:
+    glow(img, (cx, cy), r * 4.2, pal.light, 0.55)
+    d = ImageDraw.Draw(img, "RGBA")
+    d.ellipse((cx - r * 1.25, cy - r * 1.25, cx + r * 1.25, cy + r * 1.25), fill=rgba(pal.light, 70))
+    d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=mix(pal.light, (255, 250, 235), 0.5))
+
+
+def draw_moon(img: Image.Image, cx: float, cy: float, r: float, pal: Palette) -> None:
+    glow(img, (cx, cy), r * 3.0, mix(pal.light, (220, 230, 255), 0.5), 0.3)
+    size = max(4, int(r * 2))
+    mask = Image.new("L", (size, size), 0)
+    md = ImageDraw.Draw(mask)
+    md.ellipse((0, 0, size - 1, size - 1), fill=255)
+    md.ellipse((size * 0.3, -size * 0.12, size * 1.25, size * 0.92), fill=0)  # bite out a crescent
+    img.paste(mix(pal.light, (246, 246, 236), 0.6), (int(cx - r), int(cy - r)), mask)
+
+
+def draw_cat(d: ImageDraw.ImageDraw, cx: float, base: float, s: float, colour: RGB, eye: RGB) -> None:
+    """A sitting cat silhouette of height s standing on y=base: body, head, ears, tail and eyes."""
+    bw = s * 0.56
+    d.ellipse((cx - bw / 2, base - s * 0.62, cx + bw / 2, base + s * 0.02), fill=colour)
+    d.line([(cx + bw * 0.3, base - s * 0.04), (cx + bw * 0.85, base - s * 0.08), (cx + bw * 0.98, base - s * 0.38)],
+           fill=colour, width=max(2, int(s * 0.07)), joint="curve")
+    hr = s * 0.2
+    hx, hy = cx, base - s * 0.72
+    d.ellipse((hx - hr, hy - hr, hx + hr, hy + hr), fill=colour)
+    for side in (-1, 1):
+        d.polygon([(hx + side * hr * 0.98, hy - hr * 0.15), (hx + side * hr * 0.78, hy - hr * 1.5),
+                   (hx + side * hr * 0.18, hy - hr * 0.86)], fill=colour)
+        ex = hx + side * hr * 0.42
+        d.ellipse((ex - hr * 0.13, hy - hr * 0.2, ex + hr * 0.13, hy + hr * 0.14), fill=eye)
+
+
+def draw_tree(d: ImageDraw.ImageDraw, x: float, base: float, s: float, colour: RGB, pine: bool) -> None:
+    trunk = mix(colour, (60, 40, 28), 0.6)
+    d.rectangle((x - s * 0.045, base - s * 0.3, x + s * 0.045, base), fill=trunk)
+    if pine:
+        for i in range(3):
+            top = base - s * (1.0 - i * 0.2)
+            half = s * (0.2 + i * 0.07)
+            d.polygon([(x, top), (x - half, top + s * 0.42), (x + half, top + s * 0.42)],
+                      fill=mix(colour, (0, 0, 0), 0.1 * (2 - i)))
+    else:
+        r = s * 0.3
+        for dx, dy, k in ((-0.16, -0.62, 0.9), (0.16, -0.62, 0.9), (0.0, -0.8, 1.0)):
+            d.ellipse((x + s * dx - r * k, base + s * dy - r * k, x + s * dx + r * k, base + s * dy + r * k),
+                      fill=colour)
+        d.ellipse((x - r * 0.5, base - s * 0.95, x + r * 0.1, base - s * 0.8), fill=mix(colour, (255, 255, 220), 0.18))
+
+
+def draw_house(d: ImageDraw.ImageDraw, x: float, base: float, s: float, pal: Palette) -> None:
+    wall = mix(pal.light, pal.accent2, 0.3)
+    d.rectangle((x - s * 0.5, base - s * 0.6, x + s * 0.5, base), fill=wall)
+    d.polygon([(x - s * 0.62, base - s * 0.58), (x, base - s * 1.05), (x + s * 0.62, base - s * 0.58)],
+              fill=mix(pal.accent, pal.dark, 0.35))
+    d.rectangle((x - s * 0.1, base - s * 0.32, x + s * 0.1, base), fill=mix(pal.dark, wall, 0.3))
+    lit = (255, 214, 120) if pal.night else mix(pal.sky_mid, (255, 255, 255), 0.4)
+    d.rectangle((x + s * 0.2, base - s * 0.45, x + s * 0.38, base - s * 0.28), fill=lit)
+
+
+def draw_flower(d: ImageDraw.ImageDraw, x: float, base: float, s: float, petal: RGB, stem: RGB) -> None:
+    top = base - s * 3
+    d.line([(x, base), (x + s * 0.3, base - s * 1.5), (x, top)], fill=stem, width=max(1, int(s * 0.18)),
+           joint="curve")
+    for i in range(6):
+        a = math.radians(60 * i)
+        px, py = x + math.cos(a) * s * 0.55, top + math.sin(a) * s * 0.55
+        d.ellipse((px - s * 0.42, py - s * 0.42, px + s * 0.42, py + s * 0.42), fill=petal)
+    d.ellipse((x - s * 0.33, top - s * 0.33, x + s * 0.33, top + s * 0.33), fill=(250, 210, 80))
+
+
+def draw_boat(d: ImageDraw.ImageDraw, x: float, y: float, s: float, pal: Palette) -> None:
+    d.polygon([(x - s * 0.6, y - s * 0.2), (x + s * 0.6, y - s * 0.2), (x + s * 0.42, y), (x - s * 0.42, y)],
+              fill=pal.dark)
+    d.line([(x, y - s * 0.2), (x, y - s * 1.2)], fill=pal.dark, width=max(1, int(s * 0.04)))
+    d.polygon([(x + s * 0.03, y - s * 1.15), (x + s * 0.03, y - s * 0.28), (x + s * 0.5, y - s * 0.28)],
+              fill=pal.light)
+    d.polygon([(x - s * 0.03, y - s * 0.95), (x - s * 0.03, y - s * 0.28), (x - s * 0.38, y - s * 0.28)],
+              fill=mix(pal.light, pal.accent, 0.3))
+
+
+def draw_bird(d: ImageDraw.ImageDraw, x: float, y: float, s: float, colour: tuple[int, ...]) -> None:
+    w = max(1, int(s * 0.16))
+    d.arc((x - s, y - s * 0.5, x, y + s * 0.5), 200, 340, fill=colour, width=w)
+    d.arc((x, y - s * 0.5, x + s, y + s * 0.5), 200, 340, fill=colour, width=w)
+
+
+def draw_cloud(mask_draw: ImageDraw.ImageDraw, cx: float, cy: float, w: float, rng: random.Random) -> None:
+    """Puffs of a cloud drawn into a mask, so overlapping ellipses merge into one soft shape."""
+    h = w * 0.28
+    mask_draw.rounded_rectangle((cx - w / 2, cy - h * 0.3, cx + w / 2, cy + h * 0.45), radius=h * 0.37, fill=255)
+    for _ in range(4):
+        px = cx + rng.uniform(-0.32, 0.32) * w
+        pr = h * rng.uniform(0.45, 0.8)
+        mask_draw.ellipse((px - pr, cy - pr * 1.2, px + pr, cy + pr * 0.6), fill=255)
+
+
+def _ridge(rng: random.Random, base_y: float, amp: float, levels: int = 5) -> list[float]:
+    """Mountain ridge heights by midpoint displacement: few random numbers, natural silhouettes."""
+    pts = [base_y - amp * rng.uniform(0.2, 0.7), base_y - amp * rng.uniform(0.2, 0.7)]
+    disp = amp
+    for _ in range(levels):
+        nxt: list[float] = []
+        for a, b in zip(pts, pts[1:], strict=False):
+            nxt += [a, (a + b) / 2 + rng.uniform(-disp, disp) * 0.5]
+        nxt.append(pts[-1])
+        pts = nxt
+        disp *= 0.55
+    return [min(base_y - amp * 0.05, max(base_y - amp * 1.2, p)) for p in pts]
+
+
+# --------------------------------------------------------------------------- scenes
+
+
+def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng: random.Random,
+                     t: float) -> Image.Image:
+    W, H = size
+    u = min(W, H)
+    els = set(info.elements)
+    words = set(info.words)
+    night = pal.night
+    horizon = H * rng.uniform(0.56, 0.66)
+    floor = H * 0.86  # stand things above the caption band so the text never hides the subject
+    arc = math.sin(math.pi * t)
+    sky_bottom = mix(pal.sky_horizon, pal.accent, 0.35 * (1 - arc))  # warmer light when the sun is low
+    sky_top = mix(pal.sky_top, pal.dark, 0.25 * (1 - arc)) if not night else pal.sky_top
+    img = vertical_gradient((W, H), [(0.0, sky_top), (horizon / H * 0.55, pal.sky_mid),
+                                     (horizon / H, sky_bottom), (1.0, sky_bottom)])
+    d = ImageDraw.Draw(img, "RGBA")
+
+    n_stars = int(70 * W / u)
+    if night or "star" in els:
+        for i in range(n_stars):
+            x, y = rng.uniform(0, W), rng.uniform(0, horizon * 0.92)
+            r = rng.uniform(0.5, 1.7) * u / 500
+            a = rng.randint(110, 255) * (0.65 + 0.35 * abs(math.sin(i * 1.7 + t * math.pi * 2)))
+            d.ellipse((x - r, y - r, x + r, y + r), fill=(255, 252, 235, int(a)))
+
+    draw_sun_now = "sun" in els or (not night and "moon" not in els and rng.random() < 0.6)
+    sun_r = u * rng.uniform(0.065, 0.095)
+    sx, sy = W * (0.12 + 0.76 * t), horizon + u * 0.03 - horizon * 0.72 * arc
+    if draw_sun_now:
+        draw_sun(img, sx, sy, sun_r, pal)
+    if "moon" in els or (night and "sun" not in els):
+        mt = 1 - t if draw_sun_now else t
+        marc = math.sin(math.pi * mt)
+        draw_moon(img, W * (0.12 + 0.76 * mt), horizon * (0.8 - 0.62 * marc), u * 0.06, pal)
+
+    n_clouds = rng.randint(2, 4) + (2 if "cloud" in els else 0)
+    cloudy = "cloud" in els or rng.random() < 0.5
+    cloud_mask = Image.new("L", (W, H), 0)
+    shadow_mask = Image.new("L", (W, H), 0)
+    for _ in range(int(n_clouds * max(1.0, W / u * 0.7))):
+        cx = (rng.uniform(0, W) + t * u * 0.35) % (W + u * 0.3) - u * 0.15
+        cy = rng.uniform(0.12, 0.5) * horizon
+        cw = u * rng.uniform(0.18, 0.34)
+        puffs = rng.getrandbits(32)  # same puffs for the cloud and its shadow
+        draw_cloud(ImageDraw.Draw(shadow_mask), cx, cy + cw * 0.05, cw, random.Random(puffs))
+        draw_cloud(ImageDraw.Draw(cloud_mask), cx, cy, cw, random.Random(puffs))
+    if cloudy:
+        cloud = mix((255, 255, 255), pal.sky_horizon, 0.15) if not night else mix(pal.sky_mid, (255, 255, 255), 0.2)
+        img.paste(mix(cloud, pal.sky_mid, 0.45), (0, 0), shadow_mask.point(lambda v: v * 2 // 3))
+        img.paste(cloud, (0, 0), cloud_mask.point(lambda v: v * 9 // 10))
+
+    if "bird" in els:
+        for _ in range(rng.randint(3, 7)):
+            bx = (rng.uniform(0.1, 0.8) * W + t * u * 0.5) % W
+            draw_bird(d, bx, rng.uniform(0.15, 0.5) * horizon, u * rng.uniform(0.015, 0.035), rgba(pal.dark, 220))
+
+    for i, kind in enumerate(k for k in GEOMETRIC_ELEMENTS if k in els and k != "star"):
+        r = u * rng.uniform(0.07, 0.12) * (0.85 + 0.3 * t)
+        x, y = W * rng.uniform(0.15, 0.85), horizon * rng.uniform(0.25, 0.6)
+        colour = (pal.accent, pal.accent2, pal.light)[i % 3]
+        draw_shape(d, kind, x + u * 0.01, y + u * 0.015, r, rgba(pal.dark, 60), t * 120)
+        draw_shape(d, kind, x, y, r, rgba(colour, 235), t * 120)
+
+    if "mountain" in els:
+        snowy = "winter" in info.moods or rng.random() < 0.45
+        for layer in range(3):
+            amp = horizon * (0.42 - 0.1 * layer) * rng.uniform(0.85, 1.1)
+            ridge = _ridge(rng, horizon + u * 0.02, amp)
+            pts = [(W * i / (len(ridge) - 1), y) for i, y in enumerate(ridge)]
+            colour = mix(mix(pal.ground_far, pal.dark, 0.25 * layer), sky_bottom, 0.5 - 0.2 * layer)
+            poly = [*pts, (W, horizon + u * 0.03), (0, horizon + u * 0.03)]
+            d.polygon(poly, fill=colour)
+            if snowy and layer == 0:
+                line = min(ridge) + amp * 0.35
+                m = Image.new("L", (W, H), 0)
+                md = ImageDraw.Draw(m)
+                md.polygon(poly, fill=255)
+                md.polygon([(0, line + amp), (W, line + amp)] +
+                           [(W * i / 16, line + (u * 0.02 if i % 2 else -u * 0.01)) for i in range(16, -1, -1)],
+                           fill=0)
+                img.paste(mix((250, 250, 255), sky_bottom, 0.2), (0, 0), m)
+
+    if "city" in els:
+        for row, (lo, hi, shade) in enumerate(((0.14, 0.32, 0.45), (0.08, 0.4, 0.75))):
+            x = -u * 0.02
+            body = mix(pal.sky_mid, pal.dark, shade)
+            while x < W:
+                bw = u * rng.uniform(0.05, 0.11)
+                bh = u * rng.uniform(lo, hi)
+                top = horizon + u * 0.01 * row - bh
+                d.rectangle((x, top, x + bw, horizon + u * 0.04), fill=body)
+                step = u * 0.026
+                lit = (255, 214, 120, 230) if night else rgba(mix(sky_bottom, (255, 255, 255), 0.5), 110)
+                wy = top + step * 0.6
+                while wy < horizon - step * 0.5:
+                    wx = x + step * 0.4
+                    while wx < x + bw - step * 0.6:
+                        if rng.random() < (0.5 if night else 0.35):
+                            d.rectangle((wx, wy, wx + step * 0.45, wy + step * 0.55), fill=lit)
+                        wx += step
+                    wy += step
+                x += bw + u * rng.uniform(0.0, 0.02)
+
+    if "sea" in els:
+        sea_top = mix(sky_bottom, pal.sky_mid, 0.35)
+        sea = vertical_gradient((W, max(1, H - int(horizon))), [(0.0, sea_top),
+                                                                 (1.0, mix(pal.sky_top, pal.dark, 0.45))])
+        img.paste(sea, (0, int(horizon)))
+        d = ImageDraw.Draw(img, "RGBA")
+        for _ in range(int(60 * W / u)):
+            f = rng.random() ** 1.8
+            y = horizon + (H - horizon) * f
+            ln = u * rng.uniform(0.02, 0.07) * (1 + 2 * f)
+            x = rng.uniform(0, W)
+            d.line([(x, y), (x + ln, y)], fill=rgba(pal.light, rng.randint(40, 110)), width=max(1, int(u * 0.003)))
+        if draw_sun_now and sy < horizon:
+            for k in range(24):
+                f = k / 24
+                y = horizon + (H - horizon) * f * 0.8 + u * 0.004
+                half = sun_r * (1.1 - f * 0.6) * rng.uniform(0.5, 1.0)
+                d.line([(sx - half, y), (sx + half, y)], fill=rgba(pal.light, 170 * (1 - f)),
+                       width=max(1, int(u * 0.006)))
+        if "boat" in els:
+            draw_boat(d, W * (0.15 + 0.7 * t), horizon + (H - horizon) * 0.35, u * 0.14, pal)
+        if els & GROUND_ELEMENTS:
+            shore = floor - u * 0.06
+            d.polygon([(0, shore + u * 0.03)] + [(W * i / 12, shore + math.sin(i * 0.9) * u * 0.015)
+                                                 for i in range(13)] + [(W, H), (0, H)], fill=pal.ground_far)
+            img.paste(vertical_gradient((W, max(1, H - int(floor))), [(0, pal.ground_far), (1, pal.ground_near)]),
+                      (0, int(floor)))
+    else:
+        ground = vertical_gradient((W, max(1, H - int(horizon))), [(0.0, pal.ground_far), (1.0, pal.ground_near)])
+        img.paste(ground, (0, int(horizon)))
+        d = ImageDraw.Draw(img, "RGBA")
+        for layer in range(2):
+            phase, amp = rng.uniform(0, 6.28), u * rng.uniform(0.02, 0.05)
+            base = horizon + (H - horizon) * (0.12 + 0.3 * layer)
+            pts = [(W * i / 40, base - amp * (1 + math.sin(phase + i * 0.45))) for i in range(41)]
+            d.polygon([*pts, (W, H), (0, H)], fill=mix(pal.ground_far, pal.ground_near, 0.35 + 0.4 * layer))
+
+    d = ImageDraw.Draw(img, "RGBA")
+    if "tree" in els:
+        forest = bool(words & {"forest", "woods", "jungle"})
+        count = int(9 * W / u) if forest else rng.randint(1, 3)
+        trees = []
+        for _ in range(count):
+            depth = rng.random() if forest else 0.8 + rng.random() * 0.2
+            trees.append((depth, W * rng.uniform(0.04, 0.96), rng.random() < 0.55 or "pine" in words,
+                          rng.uniform(0.8, 1.2)))
+        for depth, x, pine, k in sorted(trees):
+            base = horizon + (floor - horizon) * depth
+            s = u * (0.1 + 0.2 * depth) * k
+            colour = mix(mix(pal.ground_near, pal.dark, 0.35), sky_bottom, 0.35 * (1 - depth))
+            draw_tree(d, x, base, s, colour, pine)
+    if "house" in els:
+        draw_house(d, W * rng.uniform(0.2, 0.45), floor - u * 0.01, u * 0.2, pal)
+    if "flower" in els:
+        for _ in range(int(rng.randint(6, 12) * W / u)):
+            x = rng.uniform(0.03, 0.97) * W
+            petal = (pal.accent, pal.accent2, pal.light)[rng.randint(0, 2)]
+            draw_flower(d, x, floor + u * rng.uniform(-0.04, 0.04), u * rng.uniform(0.018, 0.032), petal,
+                        mix(pal.ground_near, (40, 90, 40), 0.4))
+    if "cat" in els:
+        eye = (250, 220, 90) if night else mix(pal.accent, (255, 255, 255), 0.3)
+        draw_cat(d, W * rng.uniform(0.55, 0.72), floor, u * rng.uniform(0.26, 0.32), pal.dark, eye)
+    vignette(img)
+    return img
+
+
+def _paint_abstract(size: tuple[int, int], info: PromptInfo, pal: Palette, rng: random.Random,
+                    t: float) -> Image.Image:
+    W, H = size
+    u = min(W, H)
+    img = linear_gradient(size, pal.sky_top, pal.sky_horizon, rng.uniform(0, 360))
+    glow(img, (rng.uniform(0.2, 0.8) * W, rng.uniform(0.2, 0.7) * H), u * rng.uniform(0.5, 0.8), pal.accent, 0.45)
+    d = ImageDraw.Draw(img, "RGBA")
+
+    pattern = rng.choice(("dots", "lines", "rings", "none"))
+    faint = rgba(pal.light, 34)
+    if pattern == "dots":
+        step = u * rng.uniform(0.05, 0.08)
+        r = step * 0.09
+        for gy in range(int(H / step) + 1):
+            for gx in range(int(W / step) + 1):
+                d.ellipse((gx * step - r, gy * step - r, gx * step + r, gy * step + r), fill=faint)
+    elif pattern == "lines":
+        step = u * rng.uniform(0.04, 0.07)
+        for i in range(-int(H / step) - 1, int(W / step) + 2):
+            d.line([(i * step, 0), (i * step + H, H)], fill=faint, width=max(1, int(u * 0.003)))
+    elif pattern == "rings":
+        cx, cy = rng.uniform(0, W), rng.uniform(0, H)
+        for i in range(1, 14):
+            rr = i * u * 0.09
+            d.ellipse((cx - rr, cy - rr, cx + rr, cy + rr), outline=faint, width=max(1, int(u * 0.004)))
+
+    colours = [pal.accent, pal.accent2, pal.light, pal.dark, pal.sky_mid, pal.ground_far]
+    named = [k for k in GEOMETRIC_ELEMENTS if k in info.elements]
+    anchors = [(0.33, 0.36), (0.67, 0.36), (0.5, 0.46), (0.3, 0.62), (0.7, 0.62), (0.5, 0.24), (0.16, 0.3),
+               (0.84, 0.5)]
+    rng.shuffle(anchors)
+    grow = 0.85 + 0.3 * t
+    spin = t * 120
+    drawn: list[tuple[str, float, float, float, tuple[int, ...], float]] = []
+    if named:
+        for i, kind in enumerate(named):
+            ax, ay = anchors[i % len(anchors)] if len(named) > 1 else (0.5 + rng.uniform(-0.08, 0.08), 0.44)
+            r = u * (0.27 if len(named) == 1 else 0.2) * grow
+            drawn.append((kind, ax * W, ay * H, r, rgba(colours[i % 3], 245), rng.uniform(-20, 20) + spin))
+        for j in range(rng.randint(3, 5)):
+            ax, ay = anchors[(j + len(named)) % len(anchors)]
+            kind = named[j % len(named)]
+            r = u * rng.uniform(0.05, 0.11) * grow
+            drawn.append((kind if j % 2 == 0 or kind != "circle" else "ring", ax * W + rng.uniform(-0.05, 0.05) * W,
+                          ay * H, r, rgba(colours[(j + 1) % len(colours)], rng.randint(170, 230)),
+                          rng.uniform(0, 360) - spin))
+    else:
+        kinds = ("circle", "ring", "square", "triangle", "arc", "bar", "half", "hexagon")
+        for j in range(rng.randint(5, 8)):
+            ax, ay = anchors[j % len(anchors)]
+            drawn.append((rng.choice(kinds), (ax + rng.uniform(-0.1, 0.1)) * W, (ay + rng.uniform(-0.08, 0.08)) * H,
+                          u * rng.uniform(0.07, 0.24) * grow, rgba(rng.choice(colours), rng.randint(175, 245)),
+                          rng.uniform(0, 360) + spin * (1 if j % 2 else -1)))
+    for kind, x, y, r, fill, angle in drawn:
+        draw_shape(d, kind, x + u * 0.012, y + u * 0.018, r, rgba(pal.dark, 55), angle)  # soft drop shadow
+        draw_shape(d, kind, x, y, r, fill, angle)
+    vignette(img, 0.22)
+    return img
+
+
+def paint_scene(prompt: str, seed: int, size: tuple[int, int], t: float | None = None,
+                hint: RGB | None = None) -> Image.Image:
+    """Paint the prompt's scene at exactly ``size`` (the working canvas); no caption.
+
+    ``t`` in 0..1 animates the scene (sun position, rotation, growth) for sequences while every
+    random choice stays the same, so frames of a set share palette and layout.
+    """
+    info = analyse_prompt(prompt)
+    rng = random.Random(seed)
+    pal = make_palette(info, rng, hint)
+    default_t = rng.uniform(0.3, 0.7)
+    tt = default_t if t is None else clamp01(t)
+    if info.landscape:
+        return _paint_landscape(size, info, pal, rng, tt)
+    return _paint_abstract(size, info, pal, rng, tt)
+
+
+def render_scene(prompt: str, seed: int, width: int, height: int, t: float | None = None,
+                 hint: RGB | None = None, budget: int = WORK_BUDGET) -> Image.Image:
+    """Paint on a working canvas and resize to the output size (downsampling doubles as anti-aliasing)."""
+    ws = work_size(width, height, budget)
+    img = paint_scene(prompt, seed, ws, t, hint)
+    if ws == (width, height):
+        return img
+    up = ws[0] < width
+    return img.resize((width, height), Image.Resampling.BICUBIC if up else Image.Resampling.LANCZOS)

@@ -1,0 +1,102 @@
+"""ASGI plumbing: /v1 on its own lean handler, everything else on Django's, and the lifespan.
+
+/v1 requests carry their own key and need none of the studio's session, CSRF or message
+middleware; giving them a handler with ``API_MIDDLEWARE`` keeps those (and their thread hops)
+off the gateway's hot path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.handlers.asgi import ASGIHandler
+from django.core.handlers.exception import convert_exception_to_response
+from django.utils.module_loading import import_string
+
+logger = logging.getLogger("studio.serving")
+
+API_PREFIX = "/v1/"
+
+
+class ApiASGIHandler(ASGIHandler):
+    """Django's ASGI handler with the API's own (async-only) middleware list."""
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        self._view_middleware = []
+        self._template_response_middleware = []
+        self._exception_middleware = []
+        handler = convert_exception_to_response(self._get_response_async)
+        for path in reversed(settings.API_MIDDLEWARE):
+            middleware = import_string(path)
+            if not getattr(middleware, "async_capable", False):
+                raise RuntimeError(f"API middleware {path} must be async-capable")
+            handler = convert_exception_to_response(middleware(handler))
+        self._middleware_chain = handler
+
+
+class HttpDispatcher:
+    """Send /v1 to the API handler and the rest to the studio's handler."""
+
+    def __init__(self, api: Any, studio: Any) -> None:
+        self.api = api
+        self.studio = studio
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if path.startswith(API_PREFIX) or path == API_PREFIX[:-1]:
+            await self.api(scope, receive, send)
+        else:
+            await self.studio(scope, receive, send)
+
+
+class Lifespan:
+    """Starts the in-process background worker with the server and stops it with the server."""
+
+    def __init__(self) -> None:
+        self.worker_task: asyncio.Task | None = None
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.startup()
+                except Exception as exc:
+                    logger.exception("startup failed")
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def startup(self) -> None:
+        from studio.gateway import snapshot
+
+        try:
+            await sync_to_async(snapshot.load_now)()
+        except Exception:  # e.g. not migrated yet: the first request will retry
+            logger.warning("could not warm the gateway snapshot at startup", exc_info=True)
+        if settings.STUDIO_INPROCESS_WORKER:
+            from studio.workers.runner import run_forever
+
+            self.worker_task = asyncio.get_running_loop().create_task(run_forever())
+            logger.info("in-process background worker started")
+
+    async def shutdown(self) -> None:
+        from studio.gateway import recording
+        from studio.providers.http import close_client
+
+        if self.worker_task is not None:
+            self.worker_task.cancel()
+            try:
+                await self.worker_task
+            except asyncio.CancelledError:
+                pass
+        await recording.drain()
+        await close_client()

@@ -1,0 +1,11 @@
+from django.contrib import admin
+from django.urls import include, path, re_path
+
+from api.v1 import api, not_found
+
+urlpatterns = [
+    path("v1/", api.urls),
+    re_path(r"^v1/(?P<rest>.*)$", not_found),
+    path("admin/", admin.site.urls),
+    path("", include("studio.web.urls")),
+]

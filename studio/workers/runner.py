@@ -1,0 +1,60 @@
+"""The background worker: a registry of periodic jobs run in one asyncio loop.
+
+Inside the web process it is started by the ASGI lifespan; ``python manage.py run_worker`` runs
+the same loop in a process of its own. Jobs keep their durable state in rows, so any number of
+workers can run and a killed one loses nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+logger = logging.getLogger("studio.workers")
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str  # dotted path of an ``async def job() -> None``
+    every: float  # seconds between runs
+
+
+DEFAULT_JOBS = [
+    Job("studio.workers.maintenance.sweep_stale_generations", every=60.0),
+]
+
+
+def jobs() -> list[Job]:
+    return [*DEFAULT_JOBS, *getattr(settings, "STUDIO_WORKER_JOBS", [])]
+
+
+async def run_forever(stop: asyncio.Event | None = None) -> None:
+    stop = stop or asyncio.Event()
+    schedule = [(job, import_string(job.path)) for job in jobs()]
+    next_run = {job.path: 0.0 for job, _ in schedule}
+    while not stop.is_set():
+        now = time.monotonic()
+        for job, func in schedule:
+            if next_run[job.path] <= now:
+                next_run[job.path] = now + job.every
+                await _run(job, func)
+        wait = max(0.05, min(next_run.values()) - time.monotonic())
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=wait)
+        except TimeoutError:
+            pass
+
+
+async def _run(job: Job, func: Callable[[], Awaitable[None]]) -> None:
+    try:
+        await func()
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # one failing job must not stop the others
+        logger.exception("background job %s failed", job.path)

@@ -1,0 +1,129 @@
+"""Shared fixtures: a seeded catalog, users with keys, an ASGI client, a live server, query counting."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+os.environ.setdefault("STUDIO_SANDBOX_DELAY", "0")
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(autouse=True)
+def _media_root(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.STUDIO_INPROCESS_WORKER = False
+
+
+@pytest.fixture(autouse=True)
+def _fresh_gateway_state():
+    from studio.gateway import routing, snapshot
+
+    snapshot.invalidate()
+    routing.reset_health()
+    yield
+    snapshot.invalidate()
+
+
+@dataclass
+class Account:
+    user: object
+    key: object
+    secret: str
+
+
+@pytest.fixture
+def catalog(transactional_db):
+    from django.core.management import call_command
+
+    call_command("seed_demo", "--no-key", stdout=open(os.devnull, "w"))
+
+
+@pytest.fixture
+def make_account(catalog, django_user_model):
+    from studio.models import ApiKey
+
+    def make(username: str = "alice", **key_options) -> Account:
+        user = django_user_model.objects.create_user(username=username, password="pw-" + username + "-123")
+        key, secret = ApiKey.issue(user, name=f"{username} key", **key_options)
+        return Account(user=user, key=key, secret=secret)
+
+    return make
+
+
+@pytest.fixture
+def alice(make_account) -> Account:
+    return make_account("alice")
+
+
+@pytest.fixture
+async def client():
+    """An HTTP client speaking to the ASGI application in-process."""
+    from studio.asgi import application
+
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=application), base_url="http://testserver", timeout=60
+    ) as c:
+        yield c
+
+
+@pytest.fixture
+def count_queries(monkeypatch):
+    """Count SQL statements from every thread (Django's own helper sees one connection only)."""
+    from django.db.backends import utils
+
+    counter = {"n": 0, "sql": []}
+    original = utils.CursorWrapper._execute_with_wrappers
+
+    def counting(self, sql, params, many, executor):
+        counter["n"] += 1
+        counter["sql"].append(sql)
+        return original(self, sql, params, many, executor)
+
+    monkeypatch.setattr(utils.CursorWrapper, "_execute_with_wrappers", counting)
+    return counter
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def live_asgi(transactional_db) -> Iterator[str]:
+    """The real application under uvicorn on a loopback port, in a thread of this process
+    (so it shares the test database)."""
+    import uvicorn
+
+    from studio.asgi import application
+
+    port = free_port()
+    config = uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="on", log_level="warning",
+                            ws="websockets-sansio" if _has_sansio() else "auto")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 20
+    while not server.started:
+        if time.time() > deadline or not thread.is_alive():
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def _has_sansio() -> bool:
+    try:
+        import websockets.sansio  # noqa: F401
+    except ImportError:
+        return False
+    return True
