@@ -6,7 +6,14 @@ from django import forms
 from django.contrib import admin, messages
 
 from studio.models import (
-    ApiKey, Asset, Generation, Membership, PlatformModel, Team, Upstream, UsageRecord,
+    ApiKey,
+    Asset,
+    Generation,
+    Membership,
+    PlatformModel,
+    Team,
+    Upstream,
+    UsageRecord,
 )
 
 

@@ -8,6 +8,7 @@ off the gateway's hot path.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -94,9 +95,7 @@ class Lifespan:
 
         if self.worker_task is not None:
             self.worker_task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self.worker_task
-            except asyncio.CancelledError:
-                pass
         await recording.drain()
         await close_client()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import socket
 import threading
@@ -43,7 +44,7 @@ class Account:
 def catalog(transactional_db):
     from django.core.management import call_command
 
-    call_command("seed_demo", "--no-key", stdout=open(os.devnull, "w"))
+    call_command("seed_demo", "--no-key", stdout=io.StringIO())
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import binascii
 import hashlib
 import time
 import uuid
-from datetime import UTC, datetime
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson

@@ -121,9 +121,8 @@ async def stream_with_failover(
             return
         except GatewayError as exc:
             if sent or not exc.retryable:
-                if not sent:
-                    if on_upstream is not None:
-                        on_upstream(up)
+                if not sent and on_upstream is not None:
+                    on_upstream(up)
                 raise
             record_failure(up)
             last = exc

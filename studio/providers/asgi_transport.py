@@ -27,7 +27,7 @@ class _QueueStream(httpx.AsyncByteStream):
             if item is _END:
                 return
             if isinstance(item, BaseException):
-                raise httpx.ReadError(f"in-process upstream failed: {item!r}") from item
+                raise item
             yield item
 
     async def aclose(self) -> None:
@@ -86,11 +86,14 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
                 await self.app(scope, receive, send)
             except asyncio.CancelledError:
                 raise
-            except BaseException as exc:
+            except Exception as exc:
+                # A crash inside the in-process vendor looks to us like a broken connection.
+                error = httpx.RemoteProtocolError(f"in-process upstream failed: {exc!r}")
+                error.__cause__ = exc
                 if not started.done():
-                    started.set_exception(exc)
+                    started.set_exception(error)
                 else:
-                    await queue.put(exc)
+                    await queue.put(error)
                 return
             finally:
                 disconnected.set()

@@ -6,6 +6,7 @@ upstream client (no socket), or over a port (``python manage.py run_sandbox``) f
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -13,6 +14,8 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import orjson
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -107,7 +110,12 @@ class SandboxApp:
                 allowed = True
                 continue
             request.params = match.groupdict()
-            return await handler(request)
+            try:
+                return await handler(request)
+            except Exception as exc:  # a real vendor answers 500, it does not hang up
+                logger.exception("sandbox handler failed")
+                return json_response({"error": {"code": 500, "message": f"internal error: {exc!r}",
+                                                "status": "INTERNAL"}}, 500)
         status = 405 if allowed else 404
         return json_response({"error": {"code": status, "message": f"no route for {request.path}"}}, status)
 

@@ -613,16 +613,17 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
         r = u * rng.uniform(0.07, 0.12) * (0.85 + 0.3 * t)
         x, y = W * rng.uniform(0.15, 0.85), horizon * rng.uniform(0.25, 0.6)
         colour = (pal.accent, pal.accent2, pal.light)[i % 3]
-        draw_shape(d, kind, x + u * 0.01, y + u * 0.015, r, rgba(pal.dark, 60), t * 120)
-        draw_shape(d, kind, x, y, r, rgba(colour, 235), t * 120)
+        draw_shape(d, kind, x + u * 0.01, y + u * 0.015, r, rgba(pal.dark, 60), (t - 0.5) * 120)
+        draw_shape(d, kind, x, y, r, rgba(colour, 235), (t - 0.5) * 120)
 
     if "mountain" in els:
         snowy = "winter" in info.moods or rng.random() < 0.45
         for layer in range(3):
-            amp = horizon * (0.42 - 0.1 * layer) * rng.uniform(0.85, 1.1)
+            amp = horizon * (0.62 - 0.17 * layer) * rng.uniform(0.85, 1.1)
             ridge = _ridge(rng, horizon + u * 0.02, amp)
             pts = [(W * i / (len(ridge) - 1), y) for i, y in enumerate(ridge)]
-            colour = mix(mix(pal.ground_far, pal.dark, 0.25 * layer), sky_bottom, 0.5 - 0.2 * layer)
+            # Aerial perspective: far ranges fade toward the sky, near ones are darker.
+            colour = mix(mix(pal.ground_far, pal.dark, 0.15 + 0.2 * layer), sky_bottom, 0.3 - 0.15 * layer)
             poly = [*pts, (W, horizon + u * 0.03), (0, horizon + u * 0.03)]
             d.polygon(poly, fill=colour)
             if snowy and layer == 0:
@@ -713,7 +714,7 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
         for _ in range(int(rng.randint(6, 12) * W / u)):
             x = rng.uniform(0.03, 0.97) * W
             petal = (pal.accent, pal.accent2, pal.light)[rng.randint(0, 2)]
-            draw_flower(d, x, floor + u * rng.uniform(-0.04, 0.04), u * rng.uniform(0.018, 0.032), petal,
+            draw_flower(d, x, floor + u * rng.uniform(-0.04, 0.04), u * rng.uniform(0.026, 0.042), petal,
                         mix(pal.ground_near, (40, 90, 40), 0.4))
     if "cat" in els:
         eye = (250, 220, 90) if night else mix(pal.accent, (255, 255, 255), 0.3)
@@ -754,13 +755,13 @@ def _paint_abstract(size: tuple[int, int], info: PromptInfo, pal: Palette, rng: 
                (0.84, 0.5)]
     rng.shuffle(anchors)
     grow = 0.85 + 0.3 * t
-    spin = t * 120
+    spin = (t - 0.5) * 120  # a single picture (t near 0.5) stays close to upright
     drawn: list[tuple[str, float, float, float, tuple[int, ...], float]] = []
     if named:
         for i, kind in enumerate(named):
             ax, ay = anchors[i % len(anchors)] if len(named) > 1 else (0.5 + rng.uniform(-0.08, 0.08), 0.44)
             r = u * (0.27 if len(named) == 1 else 0.2) * grow
-            drawn.append((kind, ax * W, ay * H, r, rgba(colours[i % 3], 245), rng.uniform(-20, 20) + spin))
+            drawn.append((kind, ax * W, ay * H, r, rgba(colours[i % 3], 245), rng.uniform(-12, 12) + spin))
         for j in range(rng.randint(3, 5)):
             ax, ay = anchors[(j + len(named)) % len(anchors)]
             kind = named[j % len(named)]

@@ -8,6 +8,7 @@ workers can run and a killed one loses nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -45,10 +46,8 @@ async def run_forever(stop: asyncio.Event | None = None) -> None:
                 next_run[job.path] = now + job.every
                 await _run(job, func)
         wait = max(0.05, min(next_run.values()) - time.monotonic())
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=wait)
-        except TimeoutError:
-            pass
 
 
 async def _run(job: Job, func: Callable[[], Awaitable[None]]) -> None:
