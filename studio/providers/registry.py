@@ -18,6 +18,10 @@ from .base import Provider
 
 DEFAULT_PROVIDERS: dict[str, str] = {
     "gemini": "studio.providers.gemini.GeminiProvider",
+    "openai": "studio.providers.openai.OpenAIProvider",
+    "ark": "studio.providers.ark.ArkProvider",
+    "dashscope": "studio.providers.dashscope.DashScopeProvider",
+    "anthropic": "studio.providers.anthropic.AnthropicProvider",
 }
 
 

@@ -6,6 +6,7 @@ upstream client (no socket), or over a port (``python manage.py run_sandbox``) f
 
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -62,9 +63,13 @@ def route(method: str, pattern: str) -> Callable[[Handler], Handler]:
     return decorator
 
 
+# The sandbox's protocol registry: each module registers its routes when imported.
+PROTOCOL_MODULES = ["gemini", "openai_images", "ark_images", "ark_tasks", "dashscope", "openai_text", "anthropic"]
+
+
 def _load_protocols() -> None:
-    # Imported for their route registrations; the list is the sandbox's protocol registry.
-    from . import gemini  # noqa: F401
+    for name in PROTOCOL_MODULES:
+        importlib.import_module(f"{__package__}.{name}")
 
 
 class SandboxApp:

@@ -189,7 +189,7 @@ def _wrap(font: ImageFont.FreeTypeFont | ImageFont.ImageFont, text: str, max_wid
     return lines
 
 
-def draw_caption(image: Image.Image, text: str, *, max_lines: int = 3) -> int:
+def draw_caption(image: Image.Image, text: str, *, max_lines: int = 3, opacity: int = 150) -> int:
     """Write ``text`` in a dark fading band along the bottom of ``image`` (in place).
 
     Drawn at full output resolution (never upscaled) so the text stays crisp and legible. The
@@ -200,6 +200,7 @@ def draw_caption(image: Image.Image, text: str, *, max_lines: int = 3) -> int:
     if not text:
         return 0
     W, H = image.size
+    opacity = max(0, min(255, opacity))
     size = max(10, min(180, round(min(W, H) * 0.04)))
     font = _font(size)
     pad = round(size * 0.7)
@@ -210,7 +211,7 @@ def draw_caption(image: Image.Image, text: str, *, max_lines: int = 3) -> int:
     fade = round(band * 0.6)
     top = max(0, H - band - fade)
     # Scrim: transparent at the top of the fade, then a steady dark band behind the text.
-    col = np.concatenate([np.linspace(0, 150, H - band - top), np.full(min(band, H), 150.0)])
+    col = np.concatenate([np.linspace(0, opacity, H - band - top), np.full(min(band, H), float(opacity))])
     overlay = Image.new("RGBA", (W, H - top), (8, 8, 12, 0))
     overlay.putalpha(Image.fromarray(col.astype(np.uint8).reshape(-1, 1), "L").resize(overlay.size))
     d = ImageDraw.Draw(overlay)
@@ -658,7 +659,7 @@ def render_composition(images: list[Image.Image], prompt: str, width: int, heigh
     band = draw_caption(probe, prompt)  # measure the caption so prints stay clear of it
     margin = round(min(width, height) * 0.04)
     _place_cutouts(canvas, tiles, (margin, margin, width - margin, max(margin + 1, height - band - margin)), rng)
-    draw_caption(canvas, prompt)
+    draw_caption(canvas, prompt, opacity=200)  # darker: a background photo may carry text of its own
     return canvas
 
 
@@ -702,11 +703,18 @@ def inpaint(image: Image.Image, mask: Image.Image | None, prompt: str, seed: int
         if mask.size != img.size:
             raise ValueError(f"mask size {mask.size} does not match image size {img.size}")
         keep = _mask_alpha(mask)
-    fill = scene.render_scene(prompt, _scene_seed(prompt, seed), *img.size)
     solid = keep.point(lambda v: 255 if v == 255 else 0)
+    edit_box = ImageOps.invert(solid).getbbox()
+    if edit_box is None:  # nothing to repaint
+        return img.copy()
+    # Paint the scene for the edited area only, so what the prompt asks for lands inside it.
+    bw, bh = edit_box[2] - edit_box[0], edit_box[3] - edit_box[1]
+    patch = scene.render_scene(prompt, _scene_seed(prompt, seed), bw, bh)
     if solid.getbbox() is not None:
         mean = tuple(round(c) for c in ImageStat.Stat(img.convert("RGB"), solid).mean[:3])
-        fill = Image.blend(fill, Image.new("RGB", img.size, mean), 0.28)
+        patch = Image.blend(patch, Image.new("RGB", patch.size, mean), 0.28)
+    fill = Image.new("RGB", img.size)
+    fill.paste(patch, edit_box[:2])
     if img.mode == "RGBA":
         fill = fill.convert("RGBA")
     return Image.composite(img, fill, keep)

@@ -580,7 +580,7 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
 
     draw_sun_now = "sun" in els or (not night and "moon" not in els and rng.random() < 0.6)
     sun_r = u * rng.uniform(0.065, 0.095)
-    sx, sy = W * (0.12 + 0.76 * t), horizon + u * 0.03 - horizon * 0.72 * arc
+    sx, sy = W * (0.12 + 0.76 * t), horizon * (0.78 - 0.58 * arc)  # low at the ends of the day, never gone
     if draw_sun_now:
         draw_sun(img, sx, sy, sun_r, pal)
     if "moon" in els or (night and "sun" not in els):

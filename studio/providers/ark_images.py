@@ -1,0 +1,5 @@
+"""Ark Seedream image calls (mixed into ``ArkProvider``)."""
+
+
+class ArkImagesMixin:
+    pass

@@ -1,0 +1,5 @@
+"""Ark Seedance video task calls (mixed into ``ArkProvider``)."""
+
+
+class ArkTasksMixin:
+    pass

@@ -1,0 +1,5 @@
+"""OpenAI Images protocol calls (mixed into ``OpenAIProvider``)."""
+
+
+class OpenAIImagesMixin:
+    pass

@@ -1,0 +1,5 @@
+"""OpenAI chat completions and responses calls (mixed into ``OpenAIProvider``)."""
+
+
+class OpenAITextMixin:
+    pass

@@ -1,0 +1,1 @@
+"""Sandbox routes for this protocol (registered with ``app.route`` when imported)."""
