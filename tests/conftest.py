@@ -65,6 +65,14 @@ def alice(make_account) -> Account:
 
 
 @pytest.fixture
+def web():
+    """Django's test client for the studio's pages (``client`` is the async /v1 client here)."""
+    from django.test import Client
+
+    return Client()
+
+
+@pytest.fixture
 async def client():
     """An HTTP client speaking to the ASGI application in-process."""
     from studio.asgi import application

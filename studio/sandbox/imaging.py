@@ -360,6 +360,8 @@ _COLOUR_RE = re.compile(r"\b(" + "|".join(sorted(scene.COLOR_WORDS, key=len, rev
 _EDIT_ELEMENTS = ("sun", "moon", "star", "cloud", "bird", "cat", "tree", "house", "flower", "boat", "heart",
                   "circle", "square", "triangle", "hexagon")
 _ELEMENT_RE = re.compile(r"\b(" + "|".join(_EDIT_ELEMENTS) + r"|kitten)(s|es)?\b")
+_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "eight": 8, "nine": 9, "ten": 10, "few": 3, "several": 4, "many": 7, "some": 3}
 _NEGATION_RE = re.compile(r"\b(?:remove|erase|delete|without|no|minus|get rid of)\b")
 _SKY_ELEMENTS = {"sun", "moon", "star", "cloud", "bird"}
 _GROUND_ELEMENTS = {"cat", "tree", "house", "flower", "boat"}
@@ -373,15 +375,15 @@ def _strength(instruction: str) -> float:
     return 1.0
 
 
-def _parse_edit(instruction: str) -> tuple[list[tuple[str, object]], list[tuple[str, bool, RGB | None]]]:
-    """Operations (op, argument) in order of appearance, and elements to draw (kind, plural, colour)."""
+def _parse_edit(instruction: str) -> tuple[list[tuple[str, object]], list[tuple[str, int, RGB | None]]]:
+    """Operations (op, argument) in order of appearance, and elements to draw (kind, count, colour)."""
     text = instruction.lower()
     found: list[tuple[int, int, str, object]] = []
     for pattern, op in _EDIT_RULES:
         for m in re.finditer(pattern, text):
             arg: object = int(m.group(1)) if op == "rotate" and m.group(1) else None
             found.append((m.start(), m.end(), op, arg))
-    elements: list[tuple[str, bool, RGB | None]] = []
+    elements: list[tuple[str, int, RGB | None]] = []
     colour_used: set[int] = set()
     for m in _ELEMENT_RE.finditer(text):
         before = text[max(0, m.start() - 40):m.start()]
@@ -393,7 +395,12 @@ def _parse_edit(instruction: str) -> tuple[list[tuple[str, object]], list[tuple[
             colour = scene.COLOR_WORDS[near[-1].group(1)]
             colour_used.add(near[-1].start())
         kind = "cat" if m.group(1) == "kitten" else m.group(1)
-        elements.append((kind, bool(m.group(2)), colour))
+        count = 3 if m.group(2) else 1
+        for word in reversed(before.split()[-3:]):  # "two hearts", "3 red stars", "a star"
+            if word.isdigit() or word in _NUMBER_WORDS:
+                count = min(12, max(1, int(word) if word.isdigit() else _NUMBER_WORDS[word]))
+                break
+        elements.append((kind, count, colour))
     for m in _COLOUR_RE.finditer(text):
         if m.start() not in colour_used:
             found.append((m.start(), m.end(), "tint", scene.COLOR_WORDS[m.group(1)]))
@@ -501,15 +508,15 @@ def _apply_op(img: Image.Image, op: str, arg: object, k: float, instruction: str
     return img
 
 
-def _draw_edit_elements(img: Image.Image, elements: list[tuple[str, bool, RGB | None]], rng: random.Random,
+def _draw_edit_elements(img: Image.Image, elements: list[tuple[str, int, RGB | None]], rng: random.Random,
                         pal: scene.Palette) -> None:
     """Draw requested elements ("add a red star") straight onto the full-size picture."""
     W, H = img.size
     u = min(W, H)
-    for kind, plural, colour in elements:
+    for kind, count, colour in elements:
         p = replace(pal, light=colour, accent=colour, dark=scene.mix(colour, (0, 0, 0), 0.55)) if colour else pal
         fill = colour or pal.accent
-        for _ in range(3 if plural else 1):
+        for _ in range(count):
             d = ImageDraw.Draw(img, "RGBA")
             x = W * rng.uniform(0.15, 0.85)
             if kind in _SKY_ELEMENTS:

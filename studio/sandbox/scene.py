@@ -580,7 +580,7 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
 
     draw_sun_now = "sun" in els or (not night and "moon" not in els and rng.random() < 0.6)
     sun_r = u * rng.uniform(0.065, 0.095)
-    sx, sy = W * (0.12 + 0.76 * t), horizon * (0.78 - 0.58 * arc)  # low at the ends of the day, never gone
+    sx, sy = W * (0.12 + 0.76 * t), horizon * (0.56 - 0.4 * arc)  # low at the ends of the day, never gone
     if draw_sun_now:
         draw_sun(img, sx, sy, sun_r, pal)
     if "moon" in els or (night and "sun" not in els):
@@ -619,7 +619,7 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
     if "mountain" in els:
         snowy = "winter" in info.moods or rng.random() < 0.45
         for layer in range(3):
-            amp = horizon * (0.62 - 0.17 * layer) * rng.uniform(0.85, 1.1)
+            amp = horizon * (0.55 - 0.15 * layer) * rng.uniform(0.85, 1.1)
             ridge = _ridge(rng, horizon + u * 0.02, amp)
             pts = [(W * i / (len(ridge) - 1), y) for i, y in enumerate(ridge)]
             # Aerial perspective: far ranges fade toward the sky, near ones are darker.

@@ -6,13 +6,14 @@ import uuid
 from datetime import datetime
 
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.dateparse import parse_datetime
 
 from studio.models import Asset, ModelKind, PlatformModel
 
 from .access import can_view, visible_assets
+from .files import stream_file
 
 PAGE_SIZE = 48
 
@@ -46,13 +47,11 @@ def gallery(request: HttpRequest) -> HttpResponse:
     return render(request, "studio/gallery.html", {"assets": page[:PAGE_SIZE], "next_cursor": next_cursor})
 
 
-def asset_file(request: HttpRequest, asset_id: uuid.UUID) -> FileResponse:
+def asset_file(request: HttpRequest, asset_id: uuid.UUID) -> HttpResponse:
     try:
         asset = Asset.objects.get(id=asset_id)
     except Asset.DoesNotExist:
         raise Http404 from None
     if not can_view(request.user, asset, request.GET.get("t")):
         raise Http404
-    response = FileResponse(asset.file.open("rb"), content_type=asset.mime)
-    response["Cache-Control"] = "private, max-age=86400"
-    return response
+    return stream_file(request, asset.file.storage, asset.file.name, asset.bytes, asset.mime)
