@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from studio.gateway.storage import store_bytes
 from studio.web.files import parse_range
 
 pytestmark = pytest.mark.django_db
+
+
+def body(response) -> bytes:
+    async def collect() -> bytes:
+        return b"".join([chunk async for chunk in response.streaming_content])
+
+    return asyncio.run(collect())
 
 
 @pytest.mark.parametrize(
@@ -31,12 +40,12 @@ def test_owner_gets_the_file_and_a_range(web, asset):
     owner, stored, data = asset
     client.force_login(owner)
     response = client.get(f"/assets/{stored.id}/file")
-    assert response.status_code == 200 and b"".join(response.streaming_content) == data
+    assert response.status_code == 200 and body(response) == data
     assert response["Accept-Ranges"] == "bytes"
     response = client.get(f"/assets/{stored.id}/file", HTTP_RANGE="bytes=1000-1999")
     assert response.status_code == 206
     assert response["Content-Range"] == f"bytes 1000-1999/{len(data)}"
-    assert b"".join(response.streaming_content) == data[1000:2000]
+    assert body(response) == data[1000:2000]
     assert client.get(f"/assets/{stored.id}/file", HTTP_RANGE=f"bytes={len(data)}-").status_code == 416
 
 
