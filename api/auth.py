@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 
 from studio.gateway import snapshot
-from studio.gateway.errors import BadRequest
+from studio.gateway.errors import AuthenticationFailed, BadRequest
 from studio.gateway.principal import Principal, authenticate
 
 
@@ -39,4 +39,10 @@ def messages_key(request: HttpRequest) -> str:
 
 
 async def principal_for(key: str) -> Principal:
-    return authenticate(await snapshot.get(), key)
+    try:
+        return authenticate(await snapshot.get(), key)
+    except AuthenticationFailed:
+        fresher = await snapshot.reload_after_miss() if key else None
+        if fresher is None:
+            raise
+        return authenticate(fresher, key)

@@ -144,6 +144,18 @@ async def get() -> Snapshot:
     return snap
 
 
+MISS_RELOAD_INTERVAL = 1.0
+
+
+async def reload_after_miss() -> Snapshot | None:
+    """A key another process just created is unknown here until the next refresh. On a miss,
+    reload at once — but at most once a second, so bad keys cannot hammer the database."""
+    snap = _state.snapshot
+    if snap is not None and time.monotonic() - snap.loaded_at < MISS_RELOAD_INTERVAL:
+        return None
+    return await _reload()
+
+
 async def _reload() -> Snapshot:
     generation = _state.generation
     snap = await sync_to_async(load, thread_sensitive=True)()

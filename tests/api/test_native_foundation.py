@@ -224,3 +224,23 @@ async def test_auth_and_routing_make_no_database_query(client, alice, count_quer
     response = await client.get("/v1/models", headers={"Authorization": f"Bearer {alice.secret}"})
     assert response.status_code == 200
     assert count_queries["n"] == 0, count_queries["sql"]
+
+
+async def test_key_created_by_another_process_works_at_once(client, alice):
+    """Another process's new key is unknown to this snapshot; a miss reloads it (rate-limited)."""
+    import time
+
+    from asgiref.sync import sync_to_async
+
+    from studio.gateway import snapshot
+    from studio.models import ApiKey
+
+    stale = await snapshot.get()
+    _, secret = await sync_to_async(ApiKey.issue)(alice.user, name="made elsewhere")
+    # As if the key were made by another process: this process's snapshot was not invalidated.
+    snapshot._state.snapshot = stale
+    stale.loaded_at = time.monotonic() - 2
+    response = await client.get("/v1/models", headers={"Authorization": f"Bearer {secret}"})
+    assert response.status_code == 200
+    # Unknown keys cannot force reloads more than once a second.
+    assert await snapshot.reload_after_miss() is None
