@@ -30,6 +30,16 @@ def named_frame(event: str, payload: bytes) -> list[bytes]:
     return [head + payload + b"\n\n"]
 
 
+def ready_frame(frame: bytes) -> list[bytes]:
+    """An event the engine already framed (text formats frame their own events)."""
+    return [frame]
+
+
+def named_error_frame(payload: bytes) -> list[bytes]:
+    """``event: error`` with the family's error body (the messages format's mid-stream error)."""
+    return named_frame("error", payload)
+
+
 async def start_stream(
     path: str,
     events: AsyncIterator[bytes],

@@ -10,7 +10,18 @@ from ninja.errors import HttpError, ValidationError
 
 from studio.gateway.errors import BadRequest, GatewayError, NotFound
 
-from . import models_list, native
+from . import (
+    chat,
+    files,
+    images,
+    messages,
+    models_list,
+    native,
+    responses,
+    video_alpha,
+    video_beta,
+    video_generic,
+)
 from .errors import error_response
 
 logger = logging.getLogger(__name__)
@@ -24,6 +35,14 @@ api = NinjaAPI(
 )
 api.add_router("", native.router)
 api.add_router("", models_list.router)
+api.add_router("", video_alpha.router)
+api.add_router("", video_beta.router)
+api.add_router("", video_generic.router)
+api.add_router("", images.router)
+api.add_router("", files.router)
+api.add_router("", chat.router)
+api.add_router("", messages.router)
+api.add_router("", responses.router)
 
 
 @api.exception_handler(GatewayError)

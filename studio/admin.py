@@ -14,6 +14,7 @@ from studio.models import (
     Team,
     Upstream,
     UsageRecord,
+    VideoTask,
 )
 
 
@@ -106,3 +107,12 @@ class AssetAdmin(admin.ModelAdmin):
 class UsageRecordAdmin(admin.ModelAdmin):
     list_display = ["created", "model_id", "route", "status_code", "total_tokens", "latency_ms", "api_key"]
     list_filter = ["route", "status_code"]
+
+
+@admin.register(VideoTask)
+class VideoTaskAdmin(admin.ModelAdmin):
+    list_display = ["id", "model_id", "protocol", "status", "user", "upstream", "poll_attempts", "created"]
+    list_filter = ["status", "protocol", "model_id"]
+    search_fields = ["id", "upstream_task_id", "prompt"]
+    raw_id_fields = ["api_key", "upstream", "video", "last_frame"]
+    readonly_fields = ["lease_owner", "lease_expires_at"]

@@ -8,7 +8,7 @@ upstream's path, not the body.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,24 +32,30 @@ class NativeCall:
     model: ModelEntry
     upstreams: list[UpstreamEntry]
     body: dict[str, Any]
-    encoded: bytes
+    encoded: bytes  # what goes upstream: the client's own bytes when we have them
     record: NativeRecord
     started: float = field(default_factory=time.perf_counter)
 
 
-async def prepare(principal: Principal, model_id: str, body: Any, *, stream: bool, route: str = ROUTE) -> NativeCall:
-    """Check the model, the key's allowance and the body; no network, no database."""
+async def prepare(
+    principal: Principal, model_id: str, body: Any, *, stream: bool, route: str = ROUTE, raw: bytes | None = None,
+) -> NativeCall:
+    """Check the model, the key's allowance and the body; no network, no database.
+
+    ``raw`` is the body exactly as the client sent it: forwarded as is, so unknown fields,
+    key order and number spellings survive (the model lives in the upstream path).
+    """
     snap = await snapshot.get()
     model = resolve_model(snap, principal, model_id, route)
     native_rules.validate(body, model)
     record = NativeRecord.start(principal, model_id, route, body, stream=stream)
     return NativeCall(model=model, upstreams=routing.candidates(snap, model_id), body=body,
-                      encoded=orjson.dumps(body), record=record)
+                      encoded=raw if raw is not None else orjson.dumps(body), record=record)
 
 
-async def generate(call: NativeCall) -> bytes:
+async def generate(call: NativeCall) -> bytes | bytearray:
     """Buffered generateContent with failover; returns the upstream's bytes unchanged."""
-    async def attempt(up: UpstreamEntry) -> bytes:
+    async def attempt(up: UpstreamEntry) -> bytes | bytearray:
         provider = provider_for(up, call.model)
         return await provider.generate_content(up.upstream_model(call.model.model_id), call.encoded)
 
@@ -65,9 +71,12 @@ async def generate(call: NativeCall) -> bytes:
     return body
 
 
-async def stream(call: NativeCall, on_frame: Callable[[bytes], None] | None = None) -> AsyncIterator[bytes]:
-    """streamGenerateContent with failover before the first frame; yields each frame's JSON."""
-    def open_stream(up: UpstreamEntry) -> AsyncIterator[bytes]:
+async def stream(call: NativeCall) -> AsyncIterator[bytes | bytearray]:
+    """streamGenerateContent with failover before the first frame; yields each frame's JSON.
+
+    A frame may be a ``bytearray`` (a big one is handed on in the buffer it was read into).
+    """
+    def open_stream(up: UpstreamEntry) -> AsyncIterator[bytes | bytearray]:
         provider = provider_for(up, call.model)
         return provider.stream_generate_content(up.upstream_model(call.model.model_id), call.encoded)
 

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from . import recording
 from .errors import GatewayError
+from .native_frames import parse_frame
 from .native_result import NativeResult, inline_data, prompt_of, usage_counts
 from .principal import Principal
 
@@ -64,10 +65,11 @@ class NativeRecord:
 
     # -- persisted in the recorder's worker thread -------------------------------------------------
     def result(self) -> NativeResult:
+        """The answer merged from every frame; images stay inside their frames until decoded."""
         result = NativeResult()
         for frame in self.frames:
             try:
-                chunk = orjson.loads(frame)
+                chunk = parse_frame(frame)
             except orjson.JSONDecodeError:
                 continue
             if isinstance(chunk, dict):
@@ -111,8 +113,8 @@ class NativeRecord:
                 if image.part_index in self.stored_outputs:
                     continue
                 try:
-                    data = base64.b64decode(image.data_b64)
-                except (binascii.Error, ValueError):
+                    data = image.decode()  # straight from the frame's bytes, once
+                except GatewayError:
                     continue
                 store_bytes(data, image.mime, owner_id=principal.user_id, team_id=principal.team_id,
                             generation_id=generation.id, index=index, metadata={"part_index": image.part_index})

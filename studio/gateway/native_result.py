@@ -10,13 +10,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .native_frames import BigString, inline_bytes
+
 
 @dataclass(slots=True)
 class InlineImage:
     mime: str
-    data_b64: str
+    data: str | BigString  # base64, possibly still inside its frame (see ``native_frames``)
     thought: bool
     part_index: int
+
+    def decode(self) -> bytes:
+        return inline_bytes(self.data)
 
 
 @dataclass(slots=True)
@@ -29,20 +34,29 @@ class NativeResult:
     prompt_feedback: dict[str, Any] | None = None
 
     def add(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
-        """Merge one response chunk; returns the parts it added (candidate 0)."""
-        if chunk.get("usageMetadata"):
-            self.usage = chunk["usageMetadata"]  # cumulative: the last one wins
-        self.model_version = chunk.get("modelVersion") or self.model_version
-        self.response_id = chunk.get("responseId") or self.response_id
-        if chunk.get("promptFeedback"):
-            self.prompt_feedback = chunk["promptFeedback"]
+        """Merge one response chunk; returns the parts it added (candidate 0).
+
+        Tolerant of odd shapes: whatever is not the expected type is skipped, because the
+        client already has the vendor's answer as it was and the record must not fail on it.
+        """
+        usage = chunk.get("usageMetadata")
+        if isinstance(usage, dict) and usage:
+            self.usage = usage  # cumulative: the last one wins
+        self.model_version = str(chunk.get("modelVersion") or self.model_version)
+        self.response_id = str(chunk.get("responseId") or self.response_id)
+        feedback = chunk.get("promptFeedback")
+        if isinstance(feedback, dict) and feedback:
+            self.prompt_feedback = feedback
         added: list[dict[str, Any]] = []
-        for candidate in chunk.get("candidates") or []:
-            if candidate.get("index", 0) != 0:
+        candidates = chunk.get("candidates")
+        for candidate in candidates if isinstance(candidates, list) else ():
+            if not isinstance(candidate, dict) or candidate.get("index", 0) != 0:
                 continue
-            added = list((candidate.get("content") or {}).get("parts") or [])
+            content = candidate.get("content")
+            parts = content.get("parts") if isinstance(content, dict) else None
+            added = [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
             self.parts.extend(added)
-            self.finish_reason = candidate.get("finishReason") or self.finish_reason
+            self.finish_reason = str(candidate.get("finishReason") or self.finish_reason)
         return added
 
     @property
@@ -58,7 +72,7 @@ class NativeResult:
                 continue
             found.append(InlineImage(
                 mime=str(inline.get("mimeType") or inline.get("mime_type") or "image/png"),
-                data_b64=str(inline.get("data") or ""), thought=bool(part.get("thought")), part_index=i,
+                data=inline.get("data") or "", thought=bool(part.get("thought")), part_index=i,
             ))
         return found
 

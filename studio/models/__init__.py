@@ -4,8 +4,10 @@ from .accounts import ApiKey, Membership, Role, Team
 from .catalog import ModelKind, PlatformModel, Protocol, Upstream
 from .media import Asset, AssetKind, Generation, GenerationStatus, Visibility
 from .usage import UsageRecord
+from .videos import InboundProtocol, VideoStatus, VideoTask
 
 __all__ = [
     "ApiKey", "Asset", "AssetKind", "Generation", "GenerationStatus", "Membership", "ModelKind",
     "PlatformModel", "Protocol", "Role", "Team", "Upstream", "UsageRecord", "Visibility",
+    "InboundProtocol", "VideoStatus", "VideoTask",
 ]

@@ -7,8 +7,6 @@ each event is appended to the Generation row so reconnecting pages can catch up.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import logging
 import time
 import uuid
@@ -20,6 +18,7 @@ from django.urls import reverse
 
 from studio.gateway import native_image
 from studio.gateway.errors import GatewayError
+from studio.gateway.native_frames import inline_bytes, parse_frame
 from studio.gateway.native_result import inline_data
 from studio.gateway.principal import Principal
 from studio.gateway.storage import store_bytes
@@ -108,7 +107,7 @@ class NativeJob:
 
     async def on_frame(self, frame: bytes) -> None:
         try:
-            chunk = orjson.loads(frame)
+            chunk = parse_frame(frame)  # a 4K image stays in the frame's bytes until decoded
         except orjson.JSONDecodeError:
             return
         for candidate in chunk.get("candidates") or []:
@@ -129,8 +128,8 @@ class NativeJob:
         if inline is None:
             return
         try:
-            data = base64.b64decode(str(inline.get("data") or ""))
-        except (binascii.Error, ValueError):
+            data = inline_bytes(inline.get("data") or "")
+        except GatewayError:
             return
         mime = str(inline.get("mimeType") or inline.get("mime_type") or "image/png")
         asset = await sync_to_async(_store_output)(self, data, mime, thought)

@@ -1,1 +1,205 @@
-"""Sandbox routes for this protocol (registered with ``app.route`` when imported)."""
+"""Anthropic ``POST /v1/messages``, offline (reference §7).
+
+Checks the vendor's headers (``x-api-key``, ``anthropic-version``) and required fields
+(``model``, ``max_tokens``, ``messages``), answers from ``textgen`` with ``thinking``, ``text``
+and ``tool_use`` blocks, and streams ``message_start`` … ``message_stop`` with pings, cumulative
+``message_delta`` usage and ``event: error`` for a failure mid-stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+
+from . import textgen
+from .app import Request, Response, json_response, route, sse_response
+from .textgen import Completion, Prompt, Tool, Turn
+
+ANTHROPIC_MODELS = ("claude-",)
+STOP_REASON = {"stop": "end_turn", "stop_sequence": "stop_sequence", "length": "max_tokens", "tool_call": "tool_use"}
+ERROR_TYPE = {400: "invalid_request_error", 401: "authentication_error", 402: "billing_error",
+              403: "permission_error", 404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+              500: "api_error", 504: "timeout_error", 529: "overloaded_error"}
+
+
+class AnthropicError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": ERROR_TYPE.get(self.status, "api_error"), "message": self.message},
+                "request_id": textgen.stable_id("req_", self.message)}
+
+    def response(self) -> Response:
+        return json_response(self.body(), self.status, headers={"request-id": self.body()["request_id"]})
+
+
+def _invalid(message: str) -> AnthropicError:
+    return AnthropicError(400, message)
+
+
+def _check_headers(request: Request) -> None:
+    if not request.headers.get("x-api-key"):
+        raise AnthropicError(401, "x-api-key header is required")
+    if not request.headers.get("anthropic-version"):
+        raise _invalid("anthropic-version: header is required")
+
+
+def _blocks_text(content: Any, names: dict[str, str]) -> list[Turn]:
+    """One message's content as turns: its text (with images counted) and any tool results."""
+    if isinstance(content, str):
+        return [Turn("user", content)]
+    turns: list[Turn] = []
+    texts, images = [], 0
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text") or ""))
+        elif kind == "image":
+            images += 1
+        elif kind == "tool_use":
+            names[str(block.get("id"))] = str(block.get("name") or "")
+        elif kind == "tool_result":
+            inner = block.get("content")
+            text = inner if isinstance(inner, str) else " ".join(
+                str(b.get("text") or "") for b in inner or () if isinstance(b, dict) and b.get("type") == "text")
+            turns.append(Turn("tool", text, tool_name=names.get(str(block.get("tool_use_id")), "")))
+    if texts or images or not turns:
+        turns.append(Turn("user", " ".join(texts), images))
+    return turns
+
+
+def messages_prompt(body: dict[str, Any]) -> Prompt:
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise _invalid("model: Field required")
+    if not model.startswith(ANTHROPIC_MODELS):
+        raise AnthropicError(404, f"model: {model}")
+    max_tokens = body.get("max_tokens")
+    if max_tokens is None:
+        raise _invalid("max_tokens: Field required")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        raise _invalid("max_tokens: Input should be greater than or equal to 1")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise _invalid("messages: Field required" if messages is None else "messages: at least one message is required")
+    system = body.get("system") or ""
+    if isinstance(system, list):
+        system = " ".join(str(b.get("text") or "") for b in system if isinstance(b, dict))
+    prompt = Prompt(system=str(system), max_tokens=max_tokens,
+                    stop=[s for s in body.get("stop_sequences") or () if isinstance(s, str)])
+    names: dict[str, str] = {}
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            raise _invalid(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+        turns = _blocks_text(message.get("content"), names)
+        if message["role"] == "assistant":
+            turns = [Turn("assistant", t.text) for t in turns if t.role == "user"]
+        prompt.turns.extend(turns)
+    for tool in body.get("tools") or ():
+        if isinstance(tool, dict) and tool.get("name"):
+            prompt.tools.append(Tool(str(tool["name"]), tool.get("input_schema") or {}))
+    choice = body.get("tool_choice") if isinstance(body.get("tool_choice"), dict) else {}
+    prompt.tools_disabled = choice.get("type") == "none"
+    if choice.get("type") == "tool":
+        prompt.forced_tool = str(choice.get("name") or "")
+    elif choice.get("type") == "any" and prompt.tools:
+        prompt.forced_tool = prompt.tools[0].name
+    thinking = body.get("thinking") if isinstance(body.get("thinking"), dict) else {}
+    prompt.thinking = thinking.get("type") in ("enabled", "adaptive")
+    return prompt
+
+
+def _usage(result: Completion) -> dict[str, Any]:
+    return {"input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "service_tier": "standard"}
+
+
+def _content(result: Completion) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if result.thinking:
+        blocks.append({"type": "thinking", "thinking": result.thinking,
+                       "signature": textgen.stable_id("sig_", result.thinking)})
+    if result.pieces:
+        blocks.append({"type": "text", "text": result.text})
+    if result.tool_call:
+        call = result.tool_call
+        blocks.append({"type": "tool_use", "id": "toolu_" + call.id[5:], "name": call.name,
+                       "input": orjson.loads(call.arguments)})
+    return blocks
+
+
+@route("POST", r"/v1/messages")
+async def messages(request: Request) -> Response:
+    try:
+        _check_headers(request)
+        try:
+            body = request.json()
+        except orjson.JSONDecodeError:
+            raise _invalid("There was an error parsing the body of your request.") from None
+        if not isinstance(body, dict):
+            raise _invalid("The request body must be a JSON object.")
+        prompt = messages_prompt(body)
+        try:
+            result = textgen.generate(prompt)
+        except textgen.StatusRequested as exc:
+            raise AnthropicError(exc.status, f"The sandbox was asked to answer HTTP {exc.status}.") from None
+    except AnthropicError as exc:
+        return exc.response()
+    message_id = textgen.stable_id("msg_", request.body.decode("utf-8", "replace"), str(id(result)))
+    if body.get("stream"):
+        return sse_response(_events(message_id, body["model"], result))
+    return json_response({
+        "id": message_id, "type": "message", "role": "assistant", "model": body["model"],
+        "content": _content(result), "stop_reason": STOP_REASON[result.finish],
+        "stop_sequence": result.stop_sequence, "usage": _usage(result),
+    })
+
+
+def _frame(kind: str, payload: dict[str, Any]) -> bytes:
+    return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps({"type": kind, **payload}) + b"\n\n"
+
+
+async def _events(message_id: str, model: str, result: Completion) -> AsyncIterator[bytes]:
+    start_usage = {**_usage(result), "output_tokens": 1}
+    yield _frame("message_start", {"message": {
+        "id": message_id, "type": "message", "role": "assistant", "content": [], "model": model,
+        "stop_reason": None, "stop_sequence": None, "usage": start_usage}})
+    yield _frame("ping", {})
+    delay = textgen.word_delay()
+    for index, block in enumerate(_content(result)):
+        kind = block["type"]
+        if kind == "thinking":
+            yield _frame("content_block_start", {"index": index,
+                                                 "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+            yield _frame("content_block_delta", {"index": index,
+                                                 "delta": {"type": "thinking_delta", "thinking": block["thinking"]}})
+            yield _frame("content_block_delta", {"index": index,
+                                                 "delta": {"type": "signature_delta", "signature": block["signature"]}})
+        elif kind == "text":
+            yield _frame("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}})
+            for sent, piece in enumerate(result.pieces):
+                if result.fail_after is not None and sent >= result.fail_after:
+                    yield _frame("error", {"error": {"type": "overloaded_error", "message": "Overloaded"}})
+                    return
+                if delay:
+                    await asyncio.sleep(delay)
+                yield _frame("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": piece}})
+        else:
+            yield _frame("content_block_start", {"index": index, "content_block": {**block, "input": {}}})
+            arguments = orjson.dumps(block["input"]).decode()
+            half = len(arguments) // 2
+            for fragment in (arguments[:half], arguments[half:]):
+                yield _frame("content_block_delta", {"index": index,
+                                                     "delta": {"type": "input_json_delta", "partial_json": fragment}})
+        yield _frame("content_block_stop", {"index": index})
+    yield _frame("message_delta", {"delta": {"stop_reason": STOP_REASON[result.finish],
+                                             "stop_sequence": result.stop_sequence},
+                                   "usage": {"output_tokens": result.output_tokens}})
+    yield _frame("message_stop", {})

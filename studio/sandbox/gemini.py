@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
 import hashlib
 import hmac
 import io
@@ -29,22 +30,25 @@ from .app import Request, Response, json_response, route, sse_response
 _SIGNING_KEY = hashlib.sha256(b"sandbox-thought-signatures").digest()
 RATIOS_10 = ["1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"]
 RATIOS_14 = RATIOS_10 + ["1:4", "4:1", "1:8", "8:1"]
-IMAGE_TOKENS = {"512": 747, "1K": 1120, "2K": 1680, "4K": 2520}
+IMAGE_TOKENS = {"512": 747, "1K": 1120, "2K": 1680, "4K": 2520}  # 3.1 Flash Image (reference §1.3)
+PRO_IMAGE_TOKENS = {"1K": 1120, "2K": 1120, "4K": 2000}  # the vendor's published Pro pricing
+FLASH_25_IMAGE_TOKENS = {"1K": 1290}
 
 
 @dataclass(frozen=True)
 class SandboxModel:
     tiers: tuple[str, ...]
     ratios: tuple[str, ...]
+    image_tokens: dict[str, int]
     always_thinks: bool = False
 
 
 MODELS: dict[str, SandboxModel] = {
-    "gemini-3.1-flash-image-preview": SandboxModel(("512", "1K", "2K", "4K"), tuple(RATIOS_14)),
-    "gemini-3.1-flash-image": SandboxModel(("512", "1K", "2K", "4K"), tuple(RATIOS_14)),
-    "gemini-3-pro-image-preview": SandboxModel(("1K", "2K", "4K"), tuple(RATIOS_10), always_thinks=True),
-    "gemini-3-pro-image": SandboxModel(("1K", "2K", "4K"), tuple(RATIOS_10), always_thinks=True),
-    "gemini-2.5-flash-image": SandboxModel(("1K",), tuple(RATIOS_10)),
+    "gemini-3.1-flash-image-preview": SandboxModel(("512", "1K", "2K", "4K"), tuple(RATIOS_14), IMAGE_TOKENS),
+    "gemini-3.1-flash-image": SandboxModel(("512", "1K", "2K", "4K"), tuple(RATIOS_14), IMAGE_TOKENS),
+    "gemini-3-pro-image-preview": SandboxModel(("1K", "2K", "4K"), tuple(RATIOS_10), PRO_IMAGE_TOKENS, always_thinks=True),
+    "gemini-3-pro-image": SandboxModel(("1K", "2K", "4K"), tuple(RATIOS_10), PRO_IMAGE_TOKENS, always_thinks=True),
+    "gemini-2.5-flash-image": SandboxModel(("1K",), tuple(RATIOS_10), FLASH_25_IMAGE_TOKENS),
 }
 
 
@@ -62,8 +66,12 @@ class GeminiError(Exception):
         return json_response({"error": {"code": self.code, "message": self.message, "status": self.status}}, self.code)
 
 
+def _mac(data: bytes) -> bytes:
+    return hmac.new(_SIGNING_KEY, data, hashlib.sha256).digest()
+
+
 def sign(data: bytes) -> str:
-    return base64.b64encode(hmac.new(_SIGNING_KEY, data, hashlib.sha256).digest()).decode()
+    return base64.b64encode(_mac(data)).decode()
 
 
 def _part_field(part: dict[str, Any], camel: str, snake: str) -> Any:
@@ -79,31 +87,50 @@ def _signature(part: dict[str, Any]) -> str | None:
     return _part_field(part, "thoughtSignature", "thought_signature")
 
 
+def _b64_bytes(signature: str) -> bytes | None:
+    """Proto ``bytes`` fields: clients may send them standard or URL-safe, padded or not."""
+    text = signature.strip().replace("-", "+").replace("_", "/")
+    try:
+        return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except (ValueError, binascii.Error):
+        return None
+
+
 def check_replayed_signatures(contents: list[dict[str, Any]]) -> None:
-    """Strict validation of earlier model turns, as the vendor does for image models."""
+    """Strict validation of earlier model turns, as the vendor does for image models.
+
+    The first part after the thoughts and every non-thought image must come back with the
+    signature they were sent with; an image's signature must still match its pixels.
+    """
     for ci, content in enumerate(contents):
         if content.get("role") != "model":
             continue
+        first_after_thoughts = True
         for pi, part in enumerate(content.get("parts") or []):
-            if part.get("thought"):
+            if not isinstance(part, dict) or part.get("thought"):
                 continue
             inline = _inline(part)
-            if inline is None:
-                continue
+            required = inline is not None or first_after_thoughts
+            first_after_thoughts = False
             signature = _signature(part)
             if not signature:
-                raise GeminiError(
-                    400, "INVALID_ARGUMENT",
-                    f"Image part is missing a thought_signature in content position {ci + 1}, "
-                    f"part position {pi + 1}.",
-                )
-            if not hmac.compare_digest(signature, sign(str(inline.get("data", "")).encode())):
+                if required:
+                    raise GeminiError(
+                        400, "INVALID_ARGUMENT",
+                        f"{'Image' if inline is not None else 'Text'} part is missing a thought_signature in "
+                        f"content position {ci + 1}, part position {pi + 1}.",
+                    )
+                continue
+            raw = _b64_bytes(str(signature))
+            # An image's signature is bound to its bytes (not to how a client re-encoded them).
+            if raw is None or (inline is not None and not hmac.compare_digest(
+                    raw, _mac(_b64_bytes(str(inline.get("data", ""))) or b""))):
                 raise GeminiError(400, "INVALID_ARGUMENT", "Corrupted thought signature.")
 
 
 def _decode_image(inline: dict[str, Any]) -> Image.Image:
     try:
-        image = Image.open(io.BytesIO(base64.b64decode(str(inline.get("data", "")))))
+        image = Image.open(io.BytesIO(_b64_bytes(str(inline.get("data", ""))) or b""))
         image.load()
     except Exception as exc:
         raise GeminiError(400, "INVALID_ARGUMENT", "Unable to process input image.") from exc
@@ -256,10 +283,12 @@ async def _frames(
         yield candidate([], finishReason="NO_IMAGE") | {"usageMetadata": usage}
         return
     image = await asyncio.to_thread(_render, plan)
-    data = await asyncio.to_thread(_b64_png, image)
-    image_tokens = IMAGE_TOKENS[plan.tier]
+    png = await asyncio.to_thread(imaging.encode_image, image, "png")
+    data = base64.b64encode(png).decode()
+    image_tokens = model.image_tokens[plan.tier]
     usage = _usage(prompt_tokens, text_tokens, image_tokens, thought_tokens)
-    part = {"inlineData": {"mimeType": "image/png", "data": data}, "thoughtSignature": sign(data.encode())}
+    part = {"inlineData": {"mimeType": "image/png", "data": data}, "thoughtSignature": sign(png)}
+    del png
     # The final image, the finish reason and the cumulative usage arrive in the last chunk.
     yield candidate([part], finishReason="STOP") | {"usageMetadata": usage}
 

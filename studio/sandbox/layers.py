@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageFilter, ImageStat
 
-from .scene import colour_name
+from .palette import colour_name
 
 # Segmentation runs on a copy at most this large: enough to find regions a couple of pixels
 # accurate at typical sizes, small enough that the pure-Python labelling stays fast.

@@ -1,5 +1,5 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from . import views
 
@@ -10,4 +10,5 @@ urlpatterns = [
     path("generate/", views.generate, name="generate"),
     path("gallery/", views.gallery, name="gallery"),
     path("assets/<uuid:asset_id>/file", views.asset_file, name="asset-file"),
+    path("video/", include("studio.web.video_views")),
 ]

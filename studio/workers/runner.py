@@ -28,6 +28,7 @@ class Job:
 
 DEFAULT_JOBS = [
     Job("studio.workers.maintenance.sweep_stale_generations", every=60.0),
+    Job("studio.workers.video.poll_due_videos", every=1.0),
 ]
 
 

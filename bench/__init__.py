@@ -1,0 +1,1 @@
+"""Benchmarks: the gateway beside direct calls, LiteLLM's proxy and a raw relay (``python -m bench run``)."""

@@ -1,0 +1,96 @@
+"""``python -m bench run``: the whole comparison in one command (see the README's "Benchmarks").
+
+Installs the benchmark's own requirements (``bench/requirements.txt``) into the running
+interpreter when they are missing, and LiteLLM's proxy into ``bench/.venv-litellm``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+
+
+def ensure_requirements() -> None:
+    missing = [name for name in ("psutil", "matplotlib", "aiohttp") if importlib.util.find_spec(name) is None]
+    if missing:
+        print(f"installing the benchmark's requirements ({', '.join(missing)})", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "-r", str(BENCH_DIR / "requirements.txt")],
+                       check=True)
+
+
+def csv(choices: list[str]):
+    def parse(text: str) -> list[str]:
+        values = [v.strip() for v in text.split(",") if v.strip()]
+        unknown = sorted(set(values) - set(choices))
+        if unknown:
+            raise argparse.ArgumentTypeError(f"unknown {unknown}; choose from {', '.join(choices)}")
+        return values
+    return parse
+
+
+def env_pair(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, not {text!r}")
+    return name, value
+
+
+def parser() -> argparse.ArgumentParser:
+    from .scenarios import SCENARIOS
+    from .targets import TARGETS
+
+    main = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    commands = main.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run the comparison and write bench/results/bench-*.json and .png")
+    run.add_argument("--duration", type=float, default=8.0, help="seconds of load per scenario and target (8)")
+    run.add_argument("--concurrency", type=int, default=16, help="open connections of the load generator (16)")
+    run.add_argument("--rounds", type=int, default=3, help="interleaved rounds; cells are medians (3)")
+    run.add_argument("--targets", type=csv(list(TARGETS)), default=list(TARGETS),
+                     help=f"comma-separated, from {','.join(TARGETS)}")
+    run.add_argument("--scenarios", type=csv(list(SCENARIOS)), default=list(SCENARIOS),
+                     help=f"comma-separated, from {','.join(SCENARIOS)}")
+    run.add_argument("--quick", action="store_true", help="2 s per run, 1 round, short probes: a check, not a result")
+    run.add_argument("--loadgen", choices=["auto", "wrk", "python"], default="auto",
+                     help="wrk when installed, else the Python generator (auto)")
+    run.add_argument("--probe-requests", type=int, default=200, help="sequential requests of a TTFB probe (200)")
+    run.add_argument("--no-install", action="store_true", help="do not install LiteLLM when it is missing")
+    run.add_argument("--gateway-env", type=env_pair, action="append", default=[], metavar="NAME=VALUE",
+                     help="extra environment of the gateway, e.g. STUDIO_UPSTREAM_TRANSPORT=aiohttp")
+    run.add_argument("--out", type=Path, default=BENCH_DIR / "results", help="where the JSON and PNG go")
+    return main
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    ensure_requirements()
+    from . import processes, report, runner
+
+    options = runner.Options(
+        duration=2.0 if args.quick else args.duration, concurrency=args.concurrency,
+        rounds=1 if args.quick else args.rounds, targets=args.targets, scenarios=args.scenarios,
+        probe_requests=min(args.probe_requests, 40) if args.quick else args.probe_requests,
+        loadgen=args.loadgen, install_litellm=not args.no_install, gateway_env=dict(args.gateway_env),
+        out_dir=args.out,
+    )
+    # The orchestrator itself stays off the servers' core.
+    if processes.pin_prefix(processes.LOAD_CORE):
+        import os
+
+        os.sched_setaffinity(0, {processes.LOAD_CORE})
+    # A plain SIGTERM would skip the clean-up; as SystemExit it stops every server on the way out.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    outcome = runner.run(options)
+    rows = report.summarize(outcome)
+    print(report.table(rows, outcome))
+    json_path, png_path = report.write(outcome, rows)
+    print(f"\nwritten: {json_path}\n         {png_path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Prepare the gateway's own database for a run: migrate, catalog, a user with a key, upstreams.
+
+Run by the benchmark in a subprocess with the gateway's environment (``DATABASE_URL`` of a temp
+dir), through the Django ORM like any admin change: the chat model goes to an "openai" upstream and
+the native image models to a "gemini" upstream, both at the fake vendor. Prints the key as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import orjson
+
+CHAT_MODEL = "omicron-4-mini"
+CHAT_UPSTREAM_MODEL = "gpt-4o-mini"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Set up a benchmark gateway database.")
+    parser.add_argument("--upstream", required=True, help="base URL of the fake vendor")
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from studio.catalog_data import DEMO_MODELS
+    from studio.models import ApiKey, PlatformModel, Upstream
+
+    call_command("migrate", verbosity=0, interactive=False)
+    image_models: dict[str, str] = {}
+    for spec in DEMO_MODELS:
+        defaults = {k: v for k, v in spec.items() if k not in ("model_id", "upstream_model")}
+        PlatformModel.objects.update_or_create(model_id=spec["model_id"], defaults=defaults)
+        if spec["kind"] == "native-image":
+            image_models[spec["model_id"]] = spec["upstream_model"]
+
+    upstreams = [
+        ("bench-openai", "openai", {CHAT_MODEL: CHAT_UPSTREAM_MODEL}),
+        ("bench-gemini", "gemini", image_models),
+    ]
+    for name, protocol, model_map in upstreams:
+        upstream, _ = Upstream.objects.update_or_create(
+            name=name, defaults={"protocol": protocol, "base_url": args.upstream, "model_map": model_map,
+                                 "priority": 10, "weight": 1, "enabled": True},
+        )
+        upstream.credential = f"{name}-key"
+        upstream.save()
+
+    user, _ = get_user_model().objects.get_or_create(username="bench")
+    _, secret = ApiKey.issue(user, name="bench")
+    sys.stdout.write(orjson.dumps({"key": secret}).decode() + "\n")
+
+
+if __name__ == "__main__":
+    main()

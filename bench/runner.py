@@ -1,0 +1,225 @@
+"""One benchmark run: start the fake vendor and every target, interleave the rounds, stop everything.
+
+Rounds interleave the targets (direct, gateway, LiteLLM, raw floor, then again) so a slow phase of
+the machine hits all of them alike. Servers run on one core, the load generator and the fake
+vendor on the other. Every process is stopped, and the temporary directory removed, on any exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from . import processes, wrk
+from .processes import LOAD_CORE, Monitor, Server
+from .scenarios import SCENARIOS, Request, Scenario
+from .targets import TARGETS, Context, Running, install_litellm
+
+
+@dataclass
+class Options:
+    duration: float = 8.0
+    concurrency: int = 16
+    rounds: int = 3
+    targets: list[str] = field(default_factory=lambda: list(TARGETS))
+    scenarios: list[str] = field(default_factory=lambda: list(SCENARIOS))
+    probe_requests: int = 200  # sequential requests of the TTFB probe (chat); the 4K probe does fewer
+    loadgen: str = "auto"  # auto | wrk | python
+    install_litellm: bool = True
+    gateway_env: dict[str, str] = field(default_factory=dict)
+    out_dir: Path = Path(__file__).resolve().parent / "results"
+
+
+@dataclass
+class Measurement:
+    """One load run of one scenario on one target, plus its single-connection probe for streams."""
+
+    target: str
+    scenario: str
+    round: int
+    load: dict
+    cpu_us_per_request: float
+    rss_peak: int
+    probe: dict | None = None
+    probe_rss_peak: int | None = None
+
+
+@dataclass
+class Outcome:
+    options: Options
+    started: float
+    loadgen: str
+    measurements: list[Measurement] = field(default_factory=list)
+    idle_rss: dict[str, int] = field(default_factory=dict)
+    unavailable: dict[str, dict[str, str]] = field(default_factory=dict)  # target → scenario → why
+    failed_targets: dict[str, str] = field(default_factory=dict)
+    frame_bytes: dict[str, int] = field(default_factory=dict)
+    log_tails: dict[str, str] = field(default_factory=dict)  # each server's last output, for errors
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def run(options: Options) -> Outcome:
+    tool = choose_loadgen(options.loadgen)
+    outcome = Outcome(options=options, started=time.time(), loadgen=tool)
+    workdir = Path(tempfile.mkdtemp(prefix="studio-bench-"))
+    with contextlib.ExitStack() as stack:
+        stack.callback(shutil.rmtree, workdir, True)
+        upstream = start_upstream(workdir)
+        stack.callback(upstream.stop)
+        ctx = Context(workdir=workdir, upstream_url=upstream.base_url, gateway_env=options.gateway_env)
+        running: dict[str, Running] = {}
+        for name in options.targets:
+            if name == "litellm" and options.install_litellm:
+                try:
+                    install_litellm(log)
+                except (subprocess.SubprocessError, OSError) as exc:
+                    outcome.failed_targets[name] = f"install failed: {exc}"
+                    continue
+            log(f"starting {name}")
+            try:
+                running[name] = TARGETS[name].start(ctx, upstream)
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                outcome.failed_targets[name] = str(exc)[:2000]
+                log(f"{name} did not start: {str(exc)[:500]}")
+                continue
+            if running[name].server is not upstream:
+                stack.callback(running[name].server.stop)
+        scenarios = [SCENARIOS[s] for s in options.scenarios]
+        available = warm_up(running, scenarios, outcome)
+        for name, target in running.items():
+            time.sleep(0.5)
+            outcome.idle_rss[name] = target.server.rss_bytes()
+        for round_no in range(1, options.rounds + 1):
+            for scenario in scenarios:
+                for name, target in running.items():
+                    request = available.get((name, scenario.name))
+                    if request is None:
+                        continue
+                    log(f"round {round_no}/{options.rounds}: {scenario.label} on {name}")
+                    outcome.measurements.append(
+                        measure(name, target, scenario, request, round_no, options, tool, workdir))
+        outcome.log_tails = {name: target.server.log_tail() for name, target in running.items()}
+    return outcome
+
+
+def choose_loadgen(wanted: str) -> str:
+    if wanted == "wrk" and not wrk.available():
+        raise SystemExit("wrk is not installed (apt-get install wrk), or use --loadgen python")
+    if wanted == "auto":
+        return "wrk" if wrk.available() else "python"
+    return wanted
+
+
+def start_upstream(workdir: Path) -> Server:
+    port = processes.free_port()
+    log("starting the fake upstream (building its images takes a few seconds)")
+    return processes.start(
+        "upstream", [sys.executable, "-m", "bench.fake_upstream", "--port", str(port)], port=port,
+        workdir=workdir, cwd=Path(__file__).resolve().parent.parent, core=LOAD_CORE, ready_timeout=180,
+    )
+
+
+def send_once(server: Server, request: Request, timeout: float = 120) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=timeout)
+    try:
+        conn.request("POST", request.path, body=request.body, headers=request.headers)
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+def warm_up(running: dict[str, Running], scenarios: list[Scenario],
+            outcome: Outcome) -> dict[tuple[str, str], Request]:
+    """One check request per pair (a route that is missing is reported, not measured), then a few
+    more so caches, pools and lazy imports are warm before anything is timed."""
+    available: dict[tuple[str, str], Request] = {}
+    for name, target in running.items():
+        for scenario in scenarios:
+            request = target.dialect.request(scenario)
+            if request is None:
+                outcome.unavailable.setdefault(name, {})[scenario.name] = "not offered by this target"
+                continue
+            try:
+                status, body = send_once(target.server, request)
+            except OSError as exc:
+                outcome.unavailable.setdefault(name, {})[scenario.name] = f"{type(exc).__name__}: {exc}"
+                continue
+            if status != 200 or not looks_right(scenario, body):
+                reason = f"HTTP {status}: {body[:300].decode('utf-8', 'replace')}"
+                outcome.unavailable.setdefault(name, {})[scenario.name] = reason
+                log(f"{scenario.label} on {name} is not measured: {reason}")
+                continue
+            if name == "direct":
+                outcome.frame_bytes[scenario.name] = len(body)
+            for _ in range(3 if scenario.large else 20):
+                send_once(target.server, request)
+            available[(name, scenario.name)] = request
+    return available
+
+
+def looks_right(scenario: Scenario, body: bytes) -> bool:
+    """A 200 that does not carry what was asked for would make every number meaningless."""
+    if scenario.family == "chat":
+        return (b"[DONE]" in body) if scenario.stream else (b'"chat.completion"' in body)
+    minimum = 10_000_000 if scenario.large else 1_000_000
+    return b'"inlineData"' in body and len(body) >= minimum
+
+
+def measure(name: str, target: Running, scenario: Scenario, request: Request, round_no: int,
+            options: Options, tool: str, workdir: Path) -> Measurement:
+    body_file = workdir / "body.json"
+    body_file.write_bytes(request.body)
+    url = target.server.base_url + request.path
+    probe = probe_rss = None
+    if scenario.stream:
+        # Time to first byte on one connection: no queueing in the numbers, only the relay's own delay.
+        count = max(5, options.probe_requests // 10) if scenario.large else options.probe_requests
+        with Monitor(target.server) as watch:
+            probe = python_load(url, body_file, request.headers, concurrency=1,
+                                duration=max(options.duration, 5.0), max_requests=count)
+        probe_rss = watch.usage.rss_peak
+    with Monitor(target.server) as watch:
+        if tool == "wrk":
+            load = wrk.run(url, request.body, request.headers, concurrency=options.concurrency,
+                           duration=options.duration, workdir=workdir, pin=processes.pin_prefix(LOAD_CORE))
+        else:
+            load = python_load(url, body_file, request.headers, concurrency=options.concurrency,
+                               duration=options.duration)
+    done = max(load["ok"], 1)
+    return Measurement(target=name, scenario=scenario.name, round=round_no, load=load,
+                       cpu_us_per_request=watch.usage.cpu_seconds / done * 1e6, rss_peak=watch.usage.rss_peak,
+                       probe=probe, probe_rss_peak=probe_rss)
+
+
+def python_load(url: str, body_file: Path, headers: dict[str, str], *, concurrency: int, duration: float,
+                max_requests: int | None = None) -> dict:
+    command = [*processes.pin_prefix(LOAD_CORE), sys.executable, "-m", "bench.loadgen", "--url", url,
+               "--body-file", str(body_file), "--concurrency", str(concurrency), "--duration", str(duration)]
+    for key, value in headers.items():
+        command += ["--header", f"{key}: {value}"]
+    if max_requests is not None:
+        command += ["--max-requests", str(max_requests)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=duration + 150, check=False,
+                          cwd=Path(__file__).resolve().parent.parent)
+    if done.returncode != 0:
+        raise RuntimeError(f"the load generator failed: {done.stderr[-1500:]}")
+    return orjson.loads(done.stdout.strip().splitlines()[-1])
+
+
+def median(values: list[float]) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None

@@ -1,0 +1,157 @@
+"""The servers compared: the fake vendor itself, the gateway, LiteLLM's proxy and the raw relay.
+
+Each target knows how to start itself against the fake vendor and how it is addressed (its
+``Dialect``). They are started once per run and stay up while the rounds interleave.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from . import processes
+from .gateway_setup import CHAT_MODEL, CHAT_UPSTREAM_MODEL
+from .processes import Server
+from .scenarios import Dialect
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH_DIR = Path(__file__).resolve().parent
+LITELLM_VENV = BENCH_DIR / ".venv-litellm"
+IMAGE_MODEL = "delta-3.1-flash-image"
+IMAGE_UPSTREAM_MODEL = "gemini-3.1-flash-image-preview"
+VENDOR_KEY = "bench-vendor-key"
+UVICORN = ["-m", "uvicorn", "--host", "127.0.0.1", "--workers", "1", "--no-access-log", "--log-level",
+           "warning", "--loop", "uvloop", "--http", "httptools"]
+
+
+@dataclass
+class Context:
+    workdir: Path
+    upstream_url: str
+    gateway_env: dict[str, str]
+    python: str = sys.executable
+
+
+@dataclass
+class Running:
+    server: Server
+    dialect: Dialect
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    label: str
+    start: Callable[[Context, Server], Running]
+
+
+def vendor_dialect(key: str) -> Dialect:
+    return Dialect(chat_model=CHAT_UPSTREAM_MODEL, image_model=IMAGE_UPSTREAM_MODEL, image_prefix="/v1beta",
+                   image_key_header="x-goog-api-key", key=key)
+
+
+def start_direct(ctx: Context, upstream: Server) -> Running:
+    """The fake vendor itself: the baseline every "added" number is measured against."""
+    return Running(upstream, vendor_dialect(VENDOR_KEY))
+
+
+def start_raw(ctx: Context, upstream: Server) -> Running:
+    port = processes.free_port()
+    server = processes.start(
+        "raw", [ctx.python, *UVICORN, "--port", str(port), "bench.raw_relay:app"], port=port,
+        workdir=ctx.workdir, cwd=REPO, env={"BENCH_UPSTREAM": ctx.upstream_url},
+    )
+    dialect = vendor_dialect(VENDOR_KEY)
+    return Running(server, Dialect(dialect.chat_model, dialect.image_model, "/v1", "x-goog-api-key", VENDOR_KEY))
+
+
+def gateway_environment(ctx: Context) -> dict[str, str]:
+    home = ctx.workdir / "gateway"
+    (home / "media").mkdir(parents=True, exist_ok=True)
+    return {
+        "DJANGO_SETTINGS_MODULE": "studio.settings",
+        "DATABASE_URL": f"sqlite:///{home / 'db.sqlite3'}",
+        "MEDIA_ROOT": str(home / "media"),
+        "STATIC_ROOT": str(home / "static"),
+        "STUDIO_INPROCESS_WORKER": "0",
+        "STUDIO_LOG_LEVEL": "WARNING",
+        "DEBUG": "false",
+        "PYTHONPATH": str(REPO),
+        **ctx.gateway_env,
+    }
+
+
+def start_gateway(ctx: Context, upstream: Server) -> Running:
+    env = gateway_environment(ctx)
+    setup = subprocess.run(
+        [ctx.python, "-m", "bench.gateway_setup", "--upstream", ctx.upstream_url], cwd=REPO,
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=300, check=False,
+    )
+    if setup.returncode != 0:
+        raise RuntimeError(f"gateway setup failed:\n{setup.stdout[-1500:]}\n{setup.stderr[-3000:]}")
+    key = orjson.loads(setup.stdout.strip().splitlines()[-1])["key"]
+    port = processes.free_port()
+    server = processes.start(
+        "gateway", [ctx.python, *UVICORN, "--port", str(port), "--lifespan", "on", "studio.asgi:application"],
+        port=port, workdir=ctx.workdir, cwd=REPO, env={**env, "PORT": str(port)},
+    )
+    return Running(server, Dialect(chat_model=CHAT_MODEL, image_model=IMAGE_MODEL, image_prefix="/v1",
+                                   image_key_header="x-delta-api-key", key=key))
+
+
+def litellm_binary() -> Path:
+    return LITELLM_VENV / "bin" / "litellm"
+
+
+def install_litellm(log: Callable[[str], None]) -> Path:
+    """LiteLLM's proxy in its own virtual environment (its pins must not touch the project's)."""
+    binary = litellm_binary()
+    if binary.exists():
+        return binary
+    log(f"installing LiteLLM's proxy into {LITELLM_VENV} (once; this takes a few minutes)")
+    subprocess.run([sys.executable, "-m", "venv", str(LITELLM_VENV)], check=True)
+    subprocess.run([str(LITELLM_VENV / "bin" / "pip"), "install", "--quiet", "litellm[proxy]"], check=True,
+                   timeout=1800)
+    return binary
+
+
+def start_litellm(ctx: Context, upstream: Server) -> Running:
+    binary = litellm_binary()
+    if not binary.exists():
+        raise RuntimeError(f"LiteLLM is not installed at {binary}")
+    config = ctx.workdir / "litellm.yaml"
+    # It authenticates clients with a master key, as the gateway does with its keys.
+    master_key = "sk-bench-" + secrets.token_hex(16)
+    # JSON is YAML: one model, an OpenAI-compatible upstream at the fake vendor.
+    config.write_bytes(orjson.dumps({
+        "model_list": [{"model_name": CHAT_MODEL, "litellm_params": {
+            "model": f"openai/{CHAT_UPSTREAM_MODEL}", "api_base": f"{ctx.upstream_url}/v1", "api_key": VENDOR_KEY,
+        }}],
+        "litellm_settings": {"telemetry": False, "drop_params": True},
+        "general_settings": {"master_key": master_key},
+    }))
+    port = processes.free_port()
+    server = processes.start(
+        "litellm", [str(binary), "--config", str(config), "--host", "127.0.0.1", "--port", str(port),
+                    "--num_workers", "1"],
+        port=port, workdir=ctx.workdir, ready_timeout=180,
+        env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False",
+             "DISABLE_SCHEMA_UPDATE": "True"},
+    )
+    return Running(server, Dialect(chat_model=CHAT_MODEL, image_model=None, image_prefix="/v1",
+                                   image_key_header="authorization", key=master_key))
+
+
+TARGETS: dict[str, Target] = {t.name: t for t in (
+    Target("direct", "direct to upstream", start_direct),
+    Target("gateway", "this gateway", start_gateway),
+    Target("litellm", "LiteLLM proxy", start_litellm),
+    Target("raw", "raw floor (uvicorn + aiohttp)", start_raw),
+)}

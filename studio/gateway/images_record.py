@@ -1,0 +1,151 @@
+"""The record of one images call: a Generation with its input and output Assets and usage.
+
+Built during the call, persisted off the response path by ``recording``. Output assets get
+their ids up front, so a signed URL can be handed out before the row is written.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from . import recording
+from .errors import GatewayError
+from .images_types import ImageItem, ImageJob, SourceImage
+from .principal import Principal
+
+_EXT = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif"}
+
+
+@dataclass(slots=True)
+class ImagesRecord:
+    principal: Principal
+    job: ImageJob
+    generation_id: uuid.UUID = field(default_factory=uuid.uuid4)
+    upstream_id: int | None = None
+    started_wall: float = field(default_factory=time.time)
+    started: float = field(default_factory=time.perf_counter)
+    first_byte_ms: int | None = None
+    duration_ms: int | None = None
+    items: list[ImageItem] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    error: GatewayError | None = None
+    submitted: bool = False
+
+    def first_chunk(self) -> None:
+        if self.first_byte_ms is None:
+            self.first_byte_ms = int((time.perf_counter() - self.started) * 1000)
+
+    def fail(self, error: GatewayError) -> None:
+        self.error = error
+        self.finish()
+
+    def finish(self) -> None:
+        if self.submitted:
+            return
+        self.submitted = True
+        self.duration_ms = int((time.perf_counter() - self.started) * 1000)
+        recording.submit(self)
+
+    # -- persisted in the recorder's worker thread -------------------------------------------------
+    def persist(self) -> None:
+        from studio.models import ApiKey, Generation, GenerationStatus, UsageRecord
+
+        made = [item for item in self.items if item.ok]
+        status = (GenerationStatus.FAILED if self.error is not None
+                  else GenerationStatus.SUCCEEDED if made else GenerationStatus.BLOCKED)
+        principal, job = self.principal, self.job
+        with transaction.atomic():
+            generation = Generation.objects.create(
+                id=self.generation_id, user_id=principal.user_id, api_key_id=principal.key_id,
+                team_id=principal.team_id, model_id=job.model.model_id, upstream_id=self.upstream_id,
+                route=job.route, prompt=job.prompt[:10000], parameters=self.parameters(), status=status,
+                usage=self.usage or {}, error=self.error_dict(), first_byte_ms=self.first_byte_ms,
+                duration_ms=self.duration_ms, started_at=datetime.fromtimestamp(self.started_wall, UTC),
+                parent_id=self.parent_id(),
+            )
+            for index, item in enumerate(self.items):
+                if item.ok:
+                    self.store_output(item, index, generation.id)
+            self.store_inputs(generation.id)
+            UsageRecord.objects.create(
+                api_key_id=principal.key_id, user_id=principal.user_id, model_id=job.model.model_id,
+                upstream_id=self.upstream_id, route=job.route, status_code=self.error.status if self.error else 200,
+                input_tokens=int(self.usage.get("input_tokens") or 0),
+                output_tokens=int(self.usage.get("output_tokens") or 0),
+                total_tokens=int(self.usage.get("total_tokens") or 0), images=len(made),
+                latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
+            )
+            if principal.key_id is not None:
+                ApiKey.objects.filter(id=principal.key_id).update(last_used_at=timezone.now())
+        self.items = []  # release the image bytes
+
+    def store_output(self, item: ImageItem, index: int, generation_id: uuid.UUID) -> None:
+        import hashlib
+
+        from studio.models import Asset
+
+        from .storage import image_size, kind_of
+
+        data = item.raw()
+        width, height = image_size(data)
+        metadata = {k: v for k, v in (("revised_prompt", item.revised_prompt), ("z_index", item.z_index),
+                                      ("name", item.name), ("description", item.description),
+                                      ("bounding_box", item.bounding_box)) if v is not None}
+        asset = Asset(id=item.asset_id, kind=kind_of(item.mime), mime=item.mime, bytes=len(data), width=width,
+                      height=height, sha256=hashlib.sha256(data).hexdigest(), owner_id=self.principal.user_id,
+                      team_id=self.principal.team_id, generation_id=generation_id, index=index, metadata=metadata)
+        asset.file.save(f"{asset.id.hex}.{_EXT.get(item.mime, 'bin')}", ContentFile(data), save=False)
+        asset.save()
+
+    def _inputs(self) -> list[tuple[str, SourceImage]]:
+        job = self.job
+        roles = [("image", image) for image in job.images]
+        roles += [("mask", job.mask)] if job.mask else []
+        roles += [("background", job.backdrop)] if job.backdrop else []
+        return roles
+
+    def store_inputs(self, generation_id: uuid.UUID) -> None:
+        from studio.models import Asset
+
+        from .storage import store_bytes
+
+        for role, image in self._inputs():
+            if image.asset_id is not None:
+                asset = Asset.objects.filter(id=image.asset_id).first()
+                if asset is None:
+                    continue
+            else:
+                asset = store_bytes(image.data, image.mime, owner_id=self.principal.user_id,
+                                    team_id=self.principal.team_id, is_input=True, dedupe=True)
+            uses = asset.metadata.get("input_of", [])
+            asset.metadata = {**asset.metadata, "input_of": [*uses, {"generation": str(generation_id), "role": role}]}
+            asset.save(update_fields=["metadata"])
+
+    def parent_id(self) -> uuid.UUID | None:
+        """An edit of one of our outputs continues that generation's lineage."""
+        from studio.models import Asset
+
+        for image in self.job.images:
+            if image.asset_id is not None:
+                asset = Asset.objects.filter(id=image.asset_id).only("generation_id").first()
+                if asset is not None and asset.generation_id:
+                    return asset.generation_id
+        return None
+
+    def parameters(self) -> dict[str, Any]:
+        params = {k: v for k, v in self.job.fields.items() if k != "prompt"}
+        params["inputs"] = {role: image.field for role, image in self._inputs()}
+        return params
+
+    def error_dict(self) -> dict[str, Any]:
+        if self.error is None:
+            return {}
+        return {"status": self.error.status, "message": self.error.message, "code": self.error.code or ""}

@@ -1,0 +1,64 @@
+"""The usage record of one text call: built during the call, persisted off the response path.
+
+Token counts come from the upstream's own usage (the final chunk or event when streamed), read
+in the upstream's format by ``text_usage``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from django.utils import timezone
+
+from . import recording
+from .errors import GatewayError
+from .principal import Principal
+
+
+@dataclass(slots=True)
+class TextRecord:
+    principal: Principal
+    model_id: str
+    route: str
+    stream: bool
+    upstream_id: int | None = None
+    started: float = field(default_factory=time.perf_counter)
+    first_byte_ms: int | None = None
+    duration_ms: int | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    error: GatewayError | None = None
+    submitted: bool = False
+
+    def first_chunk(self) -> None:
+        if self.first_byte_ms is None:
+            self.first_byte_ms = int((time.perf_counter() - self.started) * 1000)
+
+    def usage(self, input_tokens: int, output_tokens: int) -> None:
+        self.input_tokens, self.output_tokens = input_tokens, output_tokens
+
+    def fail(self, error: GatewayError) -> None:
+        self.error = error
+        self.finish()
+
+    def finish(self) -> None:
+        if self.submitted:
+            return
+        self.submitted = True
+        self.duration_ms = int((time.perf_counter() - self.started) * 1000)
+        recording.submit(self)
+
+    def persist(self) -> None:
+        from studio.models import ApiKey, UsageRecord
+
+        principal = self.principal
+        UsageRecord.objects.create(
+            api_key_id=principal.key_id, user_id=principal.user_id, model_id=self.model_id,
+            upstream_id=self.upstream_id, route=self.route, status_code=self.error.status if self.error else 200,
+            input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+            total_tokens=self.input_tokens + self.output_tokens,
+            latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
+        )
+        if principal.key_id is not None:
+            ApiKey.objects.filter(id=principal.key_id).update(last_used_at=timezone.now())

@@ -1,0 +1,141 @@
+"""Translation between text wire formats: the shared context, the pair registry and chaining.
+
+Each pair lives in its own module named for it (``chat_to_messages``: a chat client on a
+messages upstream, and so on). A translator turns the client's request into the upstream's,
+and the upstream's answer (buffered, or as a stream of events) back into the client's format.
+A format the upstream speaks natively is never translated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .errors import BadRequest
+
+# A stream event in any text format: (SSE event name or None, decoded JSON data).
+Event = tuple[str | None, dict[str, Any]]
+
+
+@dataclass(slots=True)
+class Context:
+    """What a translation needs besides the bodies."""
+
+    model: str  # the platform model id the client sent (and sees in answers)
+    upstream_model: str
+    stream: bool
+    include_usage: bool  # the client of this stage asked for a usage chunk (chat)
+    default_max_tokens: int = 4096
+    request: dict[str, Any] = field(default_factory=dict)  # the client's body, for echoing fields
+    created: int = field(default_factory=lambda: int(time.time()))
+    token: str = field(default_factory=lambda: uuid.uuid4().hex[:24])
+
+    def id(self, prefix: str) -> str:
+        return f"{prefix}{self.token}"
+
+
+class Translator(Protocol):
+    source: str  # the client's format
+    target: str  # the upstream's format
+
+    def request(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]: ...
+
+    def response(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]: ...
+
+    def stream(self, events: AsyncIterator[Event], ctx: Context) -> AsyncIterator[Event]: ...
+
+
+@dataclass(slots=True)
+class Chain:
+    """Two pairs in a row (responses → chat → messages); the middle stage always carries usage."""
+
+    first: Translator
+    second: Translator
+
+    @property
+    def source(self) -> str:
+        return self.first.source
+
+    @property
+    def target(self) -> str:
+        return self.second.target
+
+    def _inner(self, ctx: Context) -> Context:
+        return dataclasses.replace(ctx, include_usage=True)
+
+    def request(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return self.second.request(self.first.request(body, ctx), self._inner(ctx))
+
+    def response(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return self.first.response(self.second.response(body, self._inner(ctx)), ctx)
+
+    def stream(self, events: AsyncIterator[Event], ctx: Context) -> AsyncIterator[Event]:
+        return self.first.stream(self.second.stream(events, self._inner(ctx)), ctx)
+
+
+def _pairs() -> dict[tuple[str, str], Translator]:
+    from . import chat_to_messages, messages_to_chat, responses_to_chat
+
+    pairs: dict[tuple[str, str], Translator] = {}
+    for module in (chat_to_messages, messages_to_chat, responses_to_chat):
+        translator = module.TRANSLATOR
+        pairs[(translator.source, translator.target)] = translator
+    return pairs
+
+
+_cache: dict[tuple[str, str], Translator] = {}
+
+
+def pair(source: str, target: str) -> Translator | None:
+    if not _cache:
+        _cache.update(_pairs())
+    return _cache.get((source, target))
+
+
+def plan(client_format: str, upstream_formats: tuple[str, ...]) -> tuple[str, Translator | None]:
+    """The format to speak upstream and the translator to get there (None: pass through)."""
+    if client_format in upstream_formats:
+        return client_format, None
+    for target in upstream_formats:
+        direct = pair(client_format, target)
+        if direct is not None:
+            return target, direct
+    for middle in ("chat",):  # every format translates to chat, and chat to every format
+        first = pair(client_format, middle)
+        for target in upstream_formats:
+            second = pair(middle, target)
+            if first is not None and second is not None:
+                return target, Chain(first, second)
+    raise BadRequest(f"this model's upstream cannot serve the {client_format} format", param="model")
+
+
+# -- small helpers shared by the pair modules ---------------------------------------------------
+def text_of(content: Any) -> str:
+    """The text of a content value: a string, or a list of text-like parts."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        str(part.get("text") or "") for part in content
+        if isinstance(part, dict) and part.get("type") in ("text", "input_text", "output_text")
+    )
+
+
+def loads_arguments(arguments: Any) -> dict[str, Any]:
+    """Tool-call arguments as an object; a model's malformed JSON is kept under ``_raw``."""
+    import orjson
+
+    if isinstance(arguments, dict):
+        return arguments
+    if not arguments:
+        return {}
+    try:
+        value = orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return {"_raw": str(arguments)}
+    return value if isinstance(value, dict) else {"value": value}

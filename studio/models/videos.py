@@ -1,0 +1,97 @@
+"""Asynchronous video tasks: the row is the job (status, poll schedule, lease, mirrored media)."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from .accounts import ApiKey, Team
+from .catalog import Upstream
+from .media import Asset
+
+
+def new_task_id() -> str:
+    # The gateway's own id: never the upstream's, so a client cannot probe vendor ids.
+    return "vt-" + secrets.token_hex(12)
+
+
+class InboundProtocol(models.TextChoices):
+    A = "A", "Protocol A"
+    B = "B", "Protocol B"
+    C = "C", "Generic protocol C"
+
+
+class VideoStatus(models.TextChoices):
+    """Normalized states; each inbound protocol renders them in its own words."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+    EXPIRED = "expired", "Expired"
+    UNKNOWN = "unknown", "Unknown"
+
+
+TERMINAL_STATUSES = frozenset({
+    VideoStatus.SUCCEEDED, VideoStatus.FAILED, VideoStatus.CANCELLED, VideoStatus.EXPIRED, VideoStatus.UNKNOWN,
+})
+ACTIVE_STATUSES = (VideoStatus.QUEUED, VideoStatus.RUNNING)
+
+
+class VideoTask(models.Model):
+    id = models.CharField(primary_key=True, max_length=40, default=new_task_id, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="video_tasks")
+    api_key = models.ForeignKey(ApiKey, on_delete=models.SET_NULL, null=True, blank=True)
+    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True)
+    protocol = models.CharField(max_length=1, choices=InboundProtocol.choices)
+    model_id = models.CharField(max_length=120)
+    # Always polled with the upstream (and so the credential) that created it.
+    upstream = models.ForeignKey(Upstream, on_delete=models.PROTECT, related_name="video_tasks")
+    upstream_protocol = models.CharField(max_length=20, help_text="The protocol spoken to the upstream.")
+    upstream_model = models.CharField(max_length=160)
+    upstream_task_id = models.CharField(max_length=200, db_index=True)
+    status = models.CharField(max_length=12, choices=VideoStatus.choices, default=VideoStatus.QUEUED)
+    upstream_status = models.CharField(max_length=40, blank=True)
+    upstream_record = models.JSONField(default=dict, blank=True)
+    request = models.JSONField(default=dict, blank=True, help_text="The client's create body.")
+    prompt = models.TextField(blank=True)
+    error_code = models.CharField(max_length=120, blank=True)
+    error_message = models.TextField(blank=True)
+    video_upstream_url = models.TextField(blank=True)
+    last_frame_upstream_url = models.TextField(blank=True)
+    video = models.ForeignKey(Asset, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    last_frame = models.ForeignKey(Asset, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    mirror_error = models.TextField(blank=True)
+    # Poll schedule and lease: a worker owns the row until ``lease_expires_at``.
+    next_poll_at = models.DateTimeField(default=timezone.now)
+    poll_attempts = models.PositiveIntegerField(default=0)
+    last_polled_at = models.DateTimeField(null=True, blank=True)
+    lease_owner = models.CharField(max_length=80, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(help_text="created + execution_expires_after")
+    # Callbacks: the upstream posts to our signed address; the client's own URL gets relays.
+    callback_injected = models.BooleanField(default=False)
+    client_callback_url = models.TextField(blank=True)
+    event_seq = models.PositiveIntegerField(default=0)
+    created = models.DateTimeField(default=timezone.now)
+    updated = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [
+            models.Index(fields=["user", "-created"], name="videotask_user_created"),
+            # The worker's claim query: active rows that are due.
+            models.Index(fields=["status", "next_poll_at"], name="videotask_due"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.model_id} {self.status}"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES

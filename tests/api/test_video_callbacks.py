@@ -1,0 +1,132 @@
+"""The signed callback address upstreams post to, and webhooks relayed to the client's URL."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import http.server
+import threading
+
+import orjson
+import pytest
+
+from studio.gateway import video_signing, video_webhooks
+from studio.sandbox import video_jobs
+
+from .video_support import auth, fast_video, poll_until_terminal  # noqa: F401
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fast_video")]
+URL = "/v1/alpha/video/generations"
+BODY = {"model": "alpha-2.0-fast", "content": [{"type": "text", "text": "tide pools"}], "resolution": "480p",
+        "duration": 4}
+
+
+async def create(client, secret: str, **fields) -> tuple[str, str]:
+    from studio.models import VideoTask
+
+    task_id = (await client.post(URL, json={**BODY, **fields}, headers=auth(secret))).json()["id"]
+    row = await VideoTask.objects.aget(id=task_id)
+    return task_id, row.upstream_task_id
+
+
+async def test_callback_with_valid_signature_applies_record_idempotently(client, alice):
+    from studio.models import VideoTask
+
+    task_id, upstream_id = await create(client, alice.secret)
+    sent_url = video_jobs.get(upstream_id).extra["callback_url"]
+    path = "/" + sent_url.split("://", 1)[1].split("/", 1)[1]
+    running = {"id": upstream_id, "model": "m", "status": "running"}
+    response = await client.post(path, json=running)
+    assert response.status_code == 200, response.text
+    assert (await VideoTask.objects.aget(id=task_id)).status == "running"
+
+    failed = {"id": upstream_id, "status": "failed", "error": {"code": "OutputVideoSensitiveContentDetected",
+                                                               "message": "no"}}
+    assert (await client.post(path, json=failed)).status_code == 200
+    assert (await client.post(path, json=failed)).status_code == 200  # a retried callback changes nothing
+    row = await VideoTask.objects.aget(id=task_id)
+    assert row.status == "failed" and row.error_code == "OutputVideoSensitiveContentDetected"
+    seq = row.event_seq
+    succeeded = {"id": upstream_id, "status": "succeeded", "content": {"video_url": "http://x/y.mp4"}}
+    assert (await client.post(path, json=succeeded)).status_code == 200
+    row = await VideoTask.objects.aget(id=task_id)
+    assert row.status == "failed" and row.event_seq == seq  # terminal: never changes again
+
+
+async def test_callback_with_bad_or_missing_signature_is_403_and_changes_nothing(client, alice):
+    from studio.models import VideoTask
+
+    task_id, upstream_id = await create(client, alice.secret)
+    record = {"id": upstream_id, "status": "failed", "error": {"code": "X", "message": "forged"}}
+    bad = video_signing.callback_signature(task_id)[:-2] + "00"
+    response = await client.post(f"/v1/video/callbacks/{task_id}/{bad}", json=record)
+    assert response.status_code == 403
+    other = video_signing.callback_signature("vt-someoneelse")
+    assert (await client.post(f"/v1/video/callbacks/{task_id}/{other}", json=record)).status_code == 403
+    assert (await client.post(f"/v1/video/callbacks/{task_id}", json=record)).status_code == 403
+    assert (await client.post(f"/v1/video/callbacks/{task_id}/{bad}", content=b"junk")).status_code == 403
+    assert (await VideoTask.objects.aget(id=task_id)).status == "queued"
+
+
+class Hook:
+    """A loopback web server standing in for the client's webhook receiver."""
+
+    def __init__(self, fail_first: int = 0) -> None:
+        self.received: list[tuple[dict, bytes]] = []
+        self.fail_first = fail_first
+        hook = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if hook.fail_first:
+                    hook.fail_first -= 1
+                    self.send_response(503)
+                else:
+                    hook.received.append((dict(self.headers), body))
+                    self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+async def test_client_webhook_relays_each_change_signed_with_key_secret(client, alice, settings):
+    settings.STUDIO_FETCH_ALLOW_PRIVATE = True
+    settings.STUDIO_VIDEO_WEBHOOK_BACKOFF = 0.01
+    hook = Hook(fail_first=1)
+    try:
+        task_id, _ = await create(client, alice.secret, callback_url=hook.url)
+        await poll_until_terminal(task_id)
+        await video_webhooks.drain()
+    finally:
+        hook.close()
+    statuses = [orjson.loads(body)["status"] for _, body in hook.received]
+    assert statuses[0] == "queued" and statuses[-1] == "succeeded"  # the first delivery was retried
+    secret = video_signing.webhook_secret(alice.key.id, alice.user.id)
+    for headers, body in hook.received:
+        expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+        assert headers["X-Studio-Signature"] == expected
+        assert orjson.loads(body)["id"] == task_id
+
+
+async def test_client_webhook_to_private_address_is_refused(client, alice, settings):
+    settings.STUDIO_FETCH_ALLOW_PRIVATE = False
+    hook = Hook()
+    try:
+        assert await video_webhooks.deliver(hook.url, b"{}", "s", task_id="t", status="queued") is False
+    finally:
+        hook.close()
+    assert hook.received == []
+
+
+async def test_callback_url_syntax_checked_at_creation(client, alice):
+    response = await client.post(URL, json={**BODY, "callback_url": "gopher://x"}, headers=auth(alice.secret))
+    assert response.status_code == 400 and response.json()["error"]["param"] == "callback_url"

@@ -1,0 +1,33 @@
+"""Servers of a run start pinned where possible, are measured, and are stopped with all they spawned."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+psutil = pytest.importorskip("psutil", reason="bench requirements (bench/requirements.txt) not installed")
+
+from bench import processes  # noqa: E402
+from bench.runner import send_once  # noqa: E402
+from bench.scenarios import SCENARIOS, Dialect  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_fake_upstream_process_answers_is_measured_and_stops(tmp_path: Path) -> None:
+    port = processes.free_port()
+    server = processes.start("upstream", [sys.executable, "-m", "bench.fake_upstream", "--port", str(port), "--small"],
+                             port=port, workdir=tmp_path, cwd=REPO, core=processes.LOAD_CORE, ready_timeout=120)
+    try:
+        request = Dialect("gpt-4o-mini", None, "/v1beta", "x-goog-api-key", "k").request(SCENARIOS["chat"])
+        with processes.Monitor(server) as watch:
+            status, body = send_once(server, request)
+        assert status == 200 and b'"chat.completion"' in body
+        assert watch.usage.rss_peak > 5 * 1024 * 1024
+        assert server.cpu_seconds() > 0
+    finally:
+        server.stop()
+    assert server.process.poll() is not None
+    assert not psutil.pid_exists(server.process.pid) or psutil.Process(server.process.pid).status() == "zombie"

@@ -1,0 +1,92 @@
+"""The Ark Seedance task adapter against a fake vendor built from reference §4."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from studio.gateway.errors import RateLimited, UpstreamError, UpstreamRejected
+from studio.gateway.snapshot import UpstreamEntry
+from studio.providers import http
+from studio.providers.ark import ArkProvider
+from studio.providers.ark_tasks import ark_video_state
+
+from .video_fakes import FakeVendor
+
+BASE = "https://ark.fake.test"
+TASKS = "/api/v3/contents/generations/tasks"
+
+
+@pytest.fixture
+def vendor():
+    def mount(replies):
+        fake = FakeVendor(replies)
+        http.mount(BASE, httpx.ASGITransport(app=fake))
+        return fake
+
+    yield mount
+    http.unmount(BASE)
+
+
+def provider() -> ArkProvider:
+    return ArkProvider(UpstreamEntry(id=1, name="ark", protocol="ark", base_url=BASE, credential="ark-secret",
+                                     priority=0, weight=1, timeout=None, model_map={}))
+
+
+async def test_create_posts_body_with_bearer_and_returns_task_id(vendor):
+    fake = vendor({("POST", TASKS): (200, {"id": "cgt-20260514183217-t8rzv"})})
+    body = {"model": "doubao-seedance-2-0-260128", "content": [{"type": "text", "text": "cat"}], "x_extra": 1}
+    assert await provider().video_create(body) == "cgt-20260514183217-t8rzv"
+    sent = fake.requests[0]
+    assert sent["headers"]["authorization"] == "Bearer ark-secret"
+    assert sent["headers"]["content-type"] == "application/json"
+    assert sent["json"] == body
+
+
+async def test_get_and_normalize_success_record(vendor):
+    record = {"id": "cgt-1", "model": "m", "status": "succeeded",
+              "content": {"video_url": "https://cdn/x.mp4", "last_frame_url": "https://cdn/x.png"},
+              "usage": {"completion_tokens": 108900, "total_tokens": 108900}, "framespersecond": 24}
+    vendor({("GET", f"{TASKS}/cgt-1"): (200, record)})
+    p = provider()
+    state = p.video_state(await p.video_get("cgt-1"))
+    assert state.status == "succeeded" and state.terminal
+    assert state.video_url == "https://cdn/x.mp4" and state.last_frame_url == "https://cdn/x.png"
+
+
+@pytest.mark.parametrize("raw, normalized", [
+    ("queued", "queued"), ("running", "running"), ("failed", "failed"), ("expired", "expired"),
+    ("cancelled", "cancelled"), ("pending", "queued"), ("processing", "running"), ("mystery", "running"),
+])
+def test_status_normalization_is_tolerant(raw, normalized):
+    assert ark_video_state({"status": raw}).status == normalized
+
+
+def test_failed_record_error_fields():
+    state = ark_video_state({"status": "failed", "error": {"code": "OutputVideoSensitiveContentDetected",
+                                                                  "message": "blocked"}})
+    assert (state.error_code, state.error_message) == ("OutputVideoSensitiveContentDetected", "blocked")
+
+
+async def test_error_bodies_become_typed_errors(vendor):
+    vendor({
+        ("POST", TASKS): (400, {"error": {"code": "InvalidParameter", "message": "bad ratio", "param": "ratio",
+                                          "type": "BadRequest"}}),
+        ("GET", f"{TASKS}/cgt-x"): (429, {"error": {"code": "RateLimitExceeded", "message": "slow down",
+                                                    "type": "TooManyRequests"}}),
+        ("DELETE", f"{TASKS}/cgt-x"): (500, {"error": {"code": "InternalServiceError", "message": "boom"}}),
+    })
+    p = provider()
+    with pytest.raises(UpstreamRejected) as info:
+        await p.video_create({"model": "m", "content": []})
+    assert info.value.param == "ratio" and info.value.code == "InvalidParameter" and info.value.status == 400
+    with pytest.raises(RateLimited):
+        await p.video_get("cgt-x")
+    with pytest.raises(UpstreamError):
+        await p.video_cancel("cgt-x")
+
+
+async def test_create_without_id_is_an_upstream_error(vendor):
+    vendor({("POST", TASKS): (200, {"unexpected": True})})
+    with pytest.raises(UpstreamError):
+        await provider().video_create({"model": "m"})

@@ -1,0 +1,90 @@
+"""The DashScope video synthesis adapter against a fake vendor built from reference §5."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from studio.gateway.errors import UpstreamError, UpstreamRejected
+from studio.gateway.snapshot import UpstreamEntry
+from studio.providers import http
+from studio.providers.dashscope import DashScopeProvider, dashscope_video_state
+
+from .video_fakes import FakeVendor
+
+BASE = "https://dashscope.fake.test"
+SYNTHESIS = "/api/v1/services/aigc/video-generation/video-synthesis"
+
+
+@pytest.fixture
+def vendor():
+    def mount(replies):
+        fake = FakeVendor(replies)
+        http.mount(BASE, httpx.ASGITransport(app=fake))
+        return fake
+
+    yield mount
+    http.unmount(BASE)
+
+
+def provider() -> DashScopeProvider:
+    return DashScopeProvider(UpstreamEntry(id=2, name="ds", protocol="dashscope", base_url=BASE, credential="sk-1",
+                                           priority=0, weight=1, timeout=None, model_map={}))
+
+
+async def test_create_sends_async_header_and_returns_task_id(vendor):
+    fake = vendor({("POST", SYNTHESIS): (200, {"output": {"task_id": "b3be072e", "task_status": "PENDING"},
+                                               "request_id": "8a93"})})
+    body = {"model": "wan2.7-t2v", "input": {"prompt": "rain"}, "parameters": {"resolution": "720P"}}
+    assert await provider().video_create(body) == "b3be072e"
+    sent = fake.requests[0]
+    assert sent["headers"]["x-dashscope-async"] == "enable"
+    assert sent["headers"]["authorization"] == "Bearer sk-1"
+    assert sent["json"] == body
+
+
+async def test_query_success_record(vendor):
+    record = {"request_id": "2ca1", "output": {
+        "task_id": "af6e", "task_status": "SUCCEEDED", "submit_time": "2025-09-25 11:07:28.590",
+        "end_time": "2025-09-25 11:17:11.650", "video_url": "https://dashscope-result/x.mp4?Expires=1"},
+        "usage": {"duration": 15, "input_video_duration": 0, "output_video_duration": 15, "video_count": 1, "SR": 720}}
+    fake = vendor({("GET", "/api/v1/tasks/af6e"): (200, record)})
+    p = provider()
+    state = p.video_state(await p.video_get("af6e"))
+    assert state.status == "succeeded" and state.video_url.startswith("https://dashscope-result/")
+    assert fake.requests[0]["path"] == "/api/v1/tasks/af6e"
+
+
+@pytest.mark.parametrize("raw, normalized", [
+    ("PENDING", "queued"), ("RUNNING", "running"), ("SUSPENDED", "queued"), ("FAILED", "failed"),
+    ("CANCELED", "cancelled"), ("UNKNOWN", "unknown"),
+])
+def test_status_normalization(raw, normalized):
+    assert dashscope_video_state({"output": {"task_status": raw}}).status == normalized
+
+
+def test_failure_code_read_from_output_or_top_level():
+    official = dashscope_video_state({"output": {"task_status": "FAILED", "code": "InvalidParameter",
+                                                  "message": "bad"}})
+    relayed = dashscope_video_state({"code": "DataInspectionFailed", "message": "m",
+                                      "output": {"task_status": "FAILED"}})
+    assert (official.error_code, official.error_message) == ("InvalidParameter", "bad")
+    assert relayed.error_code == "DataInspectionFailed"
+
+
+async def test_errors_without_wrapper_become_typed_errors(vendor):
+    vendor({("POST", SYNTHESIS): (400, {"request_id": "r", "code": "InvalidParameter", "message": "bad size"}),
+            ("GET", "/api/v1/tasks/t"): (401, {"request_id": "r", "code": "InvalidApiKey",
+                                               "message": "Invalid API-key provided."})})
+    p = provider()
+    with pytest.raises(UpstreamRejected) as info:
+        await p.video_create({"model": "m"})
+    assert info.value.code == "InvalidParameter" and "bad size" in info.value.message
+    with pytest.raises(UpstreamError):
+        await p.video_get("t")
+
+
+async def test_cancel_posts_to_cancel_path(vendor):
+    fake = vendor({("POST", "/api/v1/tasks/t/cancel"): (200, {"request_id": "r"})})
+    await provider().video_cancel("t")
+    assert fake.requests[0]["method"] == "POST"

@@ -1,0 +1,26 @@
+"""A tiny recording ASGI vendor: answers each (method, path) with a canned JSON reply."""
+
+from __future__ import annotations
+
+import orjson
+
+
+class FakeVendor:
+    def __init__(self, replies: dict[tuple[str, str], tuple[int, object]]) -> None:
+        self.replies = replies
+        self.requests: list[dict] = []
+
+    async def __call__(self, scope, receive, send) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        self.requests.append({"method": scope["method"], "path": scope["path"], "headers": headers,
+                              "json": orjson.loads(body) if body else None})
+        status, reply = self.replies.get((scope["method"], scope["path"]), (404, {"message": "no route"}))
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": orjson.dumps(reply)})

@@ -1,0 +1,127 @@
+"""The sandbox's text vendors spoken to directly: protocol checks, the deterministic model,
+truncation and stop sequences the vendors' way, tool calls, token counts, failures."""
+
+from __future__ import annotations
+
+import httpx
+import orjson
+import pytest
+
+from studio.providers.asgi_transport import StreamingASGITransport
+from studio.providers.sse import iter_sse
+from studio.sandbox.app import application
+from studio.sandbox.textgen import Prompt, Tool, Turn, generate
+
+
+@pytest.fixture
+async def sandbox():
+    async with httpx.AsyncClient(transport=StreamingASGITransport(application), base_url="http://sandbox") as c:
+        yield c
+
+
+OPENAI = {"Authorization": "Bearer k"}
+ANTHROPIC = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
+
+
+def test_answers_follow_the_prompt_and_tokens_add_up():
+    first = generate(Prompt(turns=[Turn("user", "red apples")]))
+    second = generate(Prompt(turns=[Turn("user", "green pears and more")]))
+    assert first.text == "You said: red apples" and second.text == "You said: green pears and more"
+    assert first.output_tokens == len(first.pieces) == 4
+    assert second.input_tokens > first.input_tokens
+
+
+def test_tool_call_only_when_named_and_offered():
+    tools = [Tool("get_weather", {"type": "object", "properties": {"city": {"type": "string"},
+                                                                 "days": {"type": "integer"}}})]
+    called = generate(Prompt(turns=[Turn("user", "get_weather in New York for 3 days")], tools=tools))
+    assert called.finish == "tool_call" and orjson.loads(called.tool_call.arguments) == {"city": "New York", "days": 3}
+    assert generate(Prompt(turns=[Turn("user", "hello")], tools=tools)).tool_call is None
+    assert generate(Prompt(turns=[Turn("user", "get_weather in Rome")])).tool_call is None
+
+
+async def test_chat_buffered_and_counts(sandbox):
+    response = await sandbox.post("/v1/chat/completions", headers=OPENAI, json={
+        "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "count to 8"}], "max_tokens": 3})
+    body = response.json()
+    assert body["choices"][0]["message"]["content"] == "1 2 3" and body["choices"][0]["finish_reason"] == "length"
+    assert body["usage"]["completion_tokens"] == 3
+    assert body["usage"]["total_tokens"] == body["usage"]["prompt_tokens"] + 3
+
+
+async def test_chat_stream_framing(sandbox):
+    async with sandbox.stream("POST", "/v1/chat/completions", headers=OPENAI, json={
+            "model": "gpt-4o-mini", "stream": True, "stream_options": {"include_usage": True},
+            "messages": [{"role": "user", "content": "a b"}]}) as response:
+        events = [e async for e in iter_sse(response.aiter_raw())]
+    assert all(e.event is None for e in events) and events[-1].data == b"[DONE]"
+    chunks = [orjson.loads(e.data) for e in events[:-1]]
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] == 4
+    assert all(c["usage"] is None for c in chunks[:-1])
+
+
+@pytest.mark.parametrize(("headers", "body", "status", "param"), [
+    ({}, {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "x"}]}, 401, None),
+    (OPENAI, {"model": "gpt-4o-mini", "messages": []}, 400, "messages"),
+    (OPENAI, {"model": "nonexistent", "messages": [{"role": "user", "content": "x"}]}, 404, None),
+    (OPENAI, {"model": "gpt-4o-mini", "max_tokens": 0, "messages": [{"role": "user", "content": "x"}]}, 400,
+     "max_tokens"),
+])
+async def test_chat_errors_in_vendor_shape(sandbox, headers, body, status, param):
+    response = await sandbox.post("/v1/chat/completions", headers=headers, json=body)
+    assert response.status_code == status
+    error = response.json()["error"]
+    assert error["message"] and error["param"] == param and "type" in error
+
+
+async def test_messages_requires_vendor_headers_and_max_tokens(sandbox):
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 10, "messages": [{"role": "user", "content": "x"}]}
+    assert (await sandbox.post("/v1/messages", json=body, headers={"anthropic-version": "1"})).status_code == 401
+    missing = await sandbox.post("/v1/messages", json=body, headers={"x-api-key": "k"})
+    assert missing.status_code == 400 and "anthropic-version" in missing.json()["error"]["message"]
+    no_budget = await sandbox.post("/v1/messages", json={**body, "max_tokens": None}, headers=ANTHROPIC)
+    assert no_budget.status_code == 400 and no_budget.json()["error"]["type"] == "invalid_request_error"
+
+
+async def test_messages_stop_sequence_and_thinking(sandbox):
+    response = await sandbox.post("/v1/messages", headers=ANTHROPIC, json={
+        "model": "claude-sonnet-4-5", "max_tokens": 100, "stop_sequences": ["4"],
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "messages": [{"role": "user", "content": "count to 6"}]})
+    body = response.json()
+    assert [b["type"] for b in body["content"]] == ["thinking", "text"]
+    assert body["content"][1]["text"] == "1 2 3 " and body["stop_reason"] == "stop_sequence"
+    assert body["stop_sequence"] == "4"
+
+
+async def test_messages_stream_usage_is_cumulative_and_failure_is_error_event(sandbox):
+    async with sandbox.stream("POST", "/v1/messages", headers=ANTHROPIC, json={
+            "model": "claude-sonnet-4-5", "max_tokens": 50, "stream": True,
+            "messages": [{"role": "user", "content": "hello there"}]}) as response:
+        events = [e async for e in iter_sse(response.aiter_raw())]
+    names = [e.event for e in events]
+    assert names[0] == "message_start" and names[1] == "ping" and names[-1] == "message_stop"
+    delta = orjson.loads(events[-2].data)
+    assert delta["usage"]["output_tokens"] == 4
+    async with sandbox.stream("POST", "/v1/messages", headers=ANTHROPIC, json={
+            "model": "claude-sonnet-4-5", "max_tokens": 50, "stream": True,
+            "messages": [{"role": "user", "content": "one two [fail-midstream] three"}]}) as response:
+        events = [e async for e in iter_sse(response.aiter_raw())]
+    assert events[-1].event == "error" and orjson.loads(events[-1].data)["error"]["type"] == "overloaded_error"
+
+
+async def test_status_marker_answers_with_that_status(sandbox):
+    response = await sandbox.post("/v1/messages", headers=ANTHROPIC, json={
+        "model": "claude-sonnet-4-5", "max_tokens": 5, "messages": [{"role": "user", "content": "[status:429]"}]})
+    assert response.status_code == 429 and response.json()["error"]["type"] == "rate_limit_error"
+
+
+async def test_responses_stream_sequence_and_truncation(sandbox):
+    async with sandbox.stream("POST", "/v1/responses", headers=OPENAI, json={
+            "model": "gpt-4o-mini", "input": "count to 9", "max_output_tokens": 2, "stream": True}) as response:
+        events = [e async for e in iter_sse(response.aiter_raw())]
+    payloads = [orjson.loads(e.data) for e in events]
+    assert [p["sequence_number"] for p in payloads] == list(range(len(payloads)))
+    assert all(p["type"] == e.event for p, e in zip(payloads, events, strict=True))
+    assert events[-1].event == "response.incomplete"
+    assert payloads[-1]["response"]["incomplete_details"] == {"reason": "max_output_tokens"}
