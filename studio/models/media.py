@@ -91,6 +91,11 @@ class Asset(models.Model):
     is_draft = models.BooleanField(default=False, help_text="An interim (thought) image shown while generating.")
     metadata = models.JSONField(default=dict, blank=True)
     starred = models.BooleanField(default=False)
+    collection = models.ForeignKey(
+        "studio.Collection", on_delete=models.SET_NULL, null=True, blank=True, related_name="assets"
+    )
+    # A small WebP made once, so the gallery never ships full-size images to a grid.
+    thumbnail = models.FileField(upload_to="thumbs/", max_length=300, blank=True)
     created = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
