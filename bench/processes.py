@@ -7,6 +7,7 @@ fails half-way.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -79,9 +80,22 @@ class Server:
         except OSError:
             return ""
 
+    def pause(self) -> None:
+        """SIGSTOP: an idle server's background loops must not steal the measured server's core."""
+        self._signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._signal(signal.SIGCONT)
+
+    def _signal(self, signum: int) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signum)
+
     def stop(self, grace: float = 10.0) -> None:
         if self.process.poll() is not None:
             return
+        self.resume()  # a paused process would not act on SIGTERM
         try:
             os.killpg(self.process.pid, signal.SIGTERM)  # our own process group, started below
             self.process.wait(timeout=grace)

@@ -109,10 +109,24 @@ def run(options: Options) -> Outcome:
                     if request is None:
                         continue
                     log(f"round {round_no}/{options.rounds}: {scenario.label} on {name}")
-                    outcome.measurements.append(
-                        measure(name, target, scenario, request, round_no, options, tool, workdir))
+                    with only_running(name, running, upstream):
+                        outcome.measurements.append(
+                            measure(name, target, scenario, request, round_no, options, tool, workdir))
         outcome.log_tails = {name: target.server.log_tail() for name, target in running.items()}
     return outcome
+
+
+@contextlib.contextmanager
+def only_running(name: str, running: dict[str, Running], upstream: Server):
+    """Pause every other server (not the fake vendor) while ``name`` is measured."""
+    others = [t.server for n, t in running.items() if n != name and t.server is not upstream]
+    for server in others:
+        server.pause()
+    try:
+        yield
+    finally:
+        for server in others:
+            server.resume()
 
 
 def choose_loadgen(wanted: str) -> str:

@@ -65,6 +65,7 @@ def native(model_id: str, name: str, upstream: str, sizes: list[str], ratios: li
         "capabilities": {
             "image_sizes": sizes, "aspect_ratios": ratios, "max_reference_images": refs,
             "modes": ["text-to-image", "edit", "compose", "multi-turn"], "max_n": 1,
+            "seed": True,  # generationConfig.seed: the same seed and prompt give the same image
             # The standard images routes, served by translation onto the Gemini protocol.
             "output_formats": ["png"], "backgrounds": ["auto", "opaque"], "qualities": ["auto"],
             "default_output_format": "png", "max_partial_images": 2, "mask": False,

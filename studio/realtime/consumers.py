@@ -1,4 +1,9 @@
-"""The studio's one WebSocket per page: start jobs, follow them, catch up after reconnects."""
+"""The studio's one WebSocket per page: start jobs (one model, or several to compare), follow
+them, and catch up after reconnects from the stored record.
+
+Messages in: ``generate`` {ref, model, prompt, options, inputs, team}, ``compare`` {ref, models,
+prompt, options, inputs, team}, ``subscribe`` {job, after}. Events out: ``{type, id, seq, data}``.
+"""
 
 from __future__ import annotations
 
@@ -13,24 +18,21 @@ from studio.gateway.errors import GatewayError
 from studio.gateway.principal import Principal
 
 from .events import job_group, user_group
-from .native_job import NativeJob
+from .job_access import remember_prompt, stored_events, team_for_saving
+from .job_base import StudioJob
+from .job_factory import build_job
+from .job_inputs import InputImage, load_inputs, parse_ids
 
 logger = logging.getLogger(__name__)
 
+MAX_COMPARE = 4
 
-def can_see_generation(user_id: int, generation_id: str) -> list[dict[str, Any]] | None:
-    """The stored events of a job the user may see, or None (unknown and forbidden look alike)."""
-    from studio.models import Generation, Membership
+# Kept for callers of the earlier name.
+can_see_generation = stored_events
 
-    try:
-        generation = Generation.objects.only("user_id", "team_id", "events").get(id=uuid.UUID(generation_id))
-    except (ValueError, Generation.DoesNotExist):
-        return None
-    if generation.user_id == user_id:
-        return list(generation.events)
-    if generation.team_id and Membership.objects.filter(team_id=generation.team_id, user_id=user_id).exists():
-        return list(generation.events)
-    return None
+
+def rejection(ref: Any, exc: GatewayError, model: str | None = None) -> dict[str, Any]:
+    return {"type": "job.rejected", "ref": ref, "data": {"message": exc.message, "param": exc.param, "model": model}}
 
 
 class StudioConsumer(AsyncJsonWebsocketConsumer):
@@ -39,6 +41,7 @@ class StudioConsumer(AsyncJsonWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close(code=4401)
             return
+        self.user = user
         self.user_id: int = user.id
         self.jobs: set[str] = set()
         await self.channel_layer.group_add(user_group(self.user_id), self.channel_name)
@@ -55,51 +58,91 @@ class StudioConsumer(AsyncJsonWebsocketConsumer):
         if not isinstance(content, dict):
             return
         action = content.get("action")
-        handler = {"generate": self.generate, "subscribe": self.subscribe}.get(str(action))
+        handler = {"generate": self.generate, "compare": self.compare, "subscribe": self.subscribe}.get(str(action))
         if handler is None:
             await self.send_json({"type": "error", "data": {"message": f"unknown action {action!r}"}})
             return
         await handler(content)
 
-    async def generate(self, content: dict[str, Any]) -> None:
-        """Start a native generation from the Generate form."""
-        model = str(content.get("model") or "")
-        prompt = str(content.get("prompt") or "").strip()
-        ref = content.get("ref")
-        if not prompt:
-            await self.send_json({"type": "job.rejected", "ref": ref, "data": {"message": "Write a prompt first.",
-                                                                              "param": "prompt"}})
-            return
-        image_config = {}
-        if content.get("aspect_ratio"):
-            image_config["aspectRatio"] = str(content["aspect_ratio"])
-        if content.get("image_size"):
-            image_config["imageSize"] = str(content["image_size"])
-        body: dict[str, Any] = {
-            "contents": [{"role": "user", "parts": [{"text": prompt}]}],
-            "generationConfig": {"responseModalities": ["TEXT", "IMAGE"], "imageConfig": image_config},
-        }
-        job = NativeJob(Principal(user_id=self.user_id), model, body, prompt)
-        try:
-            await job.prepare()
-        except GatewayError as exc:
-            await self.send_json({"type": "job.rejected", "ref": ref,
-                                  "data": {"message": exc.message, "param": exc.param}})
-            return
+    async def _setup(self, content: dict[str, Any]) -> tuple[Principal, dict[str, Any], list[InputImage]]:
+        """The principal (personal or a team the user adds to), the options and the reference images."""
+        team_id = await database_sync_to_async(team_for_saving)(self.user_id, content.get("team"))
+        options = content.get("options") if isinstance(content.get("options"), dict) else {}
+        ids = parse_ids(content.get("inputs"))
+        inputs = await database_sync_to_async(load_inputs)(self.user, ids) if ids else []
+        return Principal(user_id=self.user_id, team_id=team_id), options, inputs
+
+    async def _start(self, job: StudioJob, ref: Any) -> None:
         # Join the job's group before it runs, so no live event is missed.
         await self.follow(str(job.id))
-        await self.send_json({"type": "job.accepted", "id": str(job.id), "seq": 0, "ref": ref, "data": {}})
+        await self.send_json({"type": "job.accepted", "id": str(job.id), "seq": 0, "ref": ref,
+                              "data": {"model": job.model_id, "compare": job.compare}})
         job.launch()
+
+    async def _remember(self, prompt: Any) -> None:
+        text = str(prompt or "").strip()
+        if not text:
+            return
+        try:
+            await database_sync_to_async(remember_prompt)(self.user_id, text)
+        except Exception:  # the history is a convenience; a failure there must not stop the job
+            logger.exception("could not add a prompt to the history of user %s", self.user_id)
+
+    async def generate(self, content: dict[str, Any]) -> None:
+        """Start one job from the Generate form."""
+        ref = content.get("ref")
+        model = str(content.get("model") or "")
+        try:
+            principal, options, inputs = await self._setup(content)
+            job = await build_job(principal, model, content.get("prompt"), options, inputs)
+        except GatewayError as exc:
+            await self.send_json(rejection(ref, exc, model))
+            return
+        await self._start(job, ref)
+        await self._remember(content.get("prompt"))
+
+    async def compare(self, content: dict[str, Any]) -> None:
+        """The same prompt on several models at once; each model is its own job."""
+        ref = content.get("ref")
+        models = content.get("models")
+        if not isinstance(models, list) or not 2 <= len(set(map(str, models))) <= MAX_COMPARE:
+            await self.send_json(rejection(ref, GatewayError(
+                f"choose 2 to {MAX_COMPARE} models to compare", param="models")))
+            return
+        try:
+            principal, options, inputs = await self._setup(content)
+        except GatewayError as exc:
+            await self.send_json(rejection(ref, exc))
+            return
+        run = str(uuid.uuid4())
+        await self.send_json({"type": "compare.accepted", "ref": ref, "data": {"compare": run}})
+        started = 0
+        for model in dict.fromkeys(map(str, models)):
+            try:
+                job = await build_job(principal, model, content.get("prompt"), options, inputs, compare=run)
+            except GatewayError as exc:
+                await self.send_json(rejection(ref, exc, model))
+                continue
+            await self._start(job, ref)
+            started += 1
+        if started:
+            await self._remember(content.get("prompt"))
 
     async def subscribe(self, content: dict[str, Any]) -> None:
         """Follow a job and replay the events after ``after`` from its stored record."""
         job_id = str(content.get("job") or "")
-        after = int(content.get("after") or 0)
-        events = await database_sync_to_async(can_see_generation)(self.user_id, job_id)
+        try:
+            after = int(content.get("after") or 0)
+        except (TypeError, ValueError):
+            after = 0
+        events = await database_sync_to_async(stored_events)(self.user_id, job_id)
         if events is None:
             await self.send_json({"type": "job.unknown", "id": job_id, "data": {}})
             return
+        # Read again after joining: an event stored in between is in this read, and one published
+        # after joining also arrives live (handled after this replay); pages drop seqs already seen.
         await self.follow(job_id)
+        events = await database_sync_to_async(stored_events)(self.user_id, job_id) or events
         for event in events:
             if event.get("seq", 0) > after:
                 await self.send_json(event)

@@ -1,74 +1,65 @@
-"""A studio Generate job: the same engine call as /v1, with frames pushed to the page live.
+"""A studio job on a native image model: the same engine call as the /v1 native stream route,
+with thoughts, text and images pushed to the page as they arrive.
 
-Images are stored as they arrive and pushed as URLs (never megabytes of base64 in JSON);
-each event is appended to the Generation row so reconnecting pages can catch up.
+Images are stored as they arrive and pushed as URLs (never megabytes of base64 in JSON).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
-import uuid
 from typing import Any
 
 import orjson
 from asgiref.sync import sync_to_async
-from django.urls import reverse
 
 from studio.gateway import native_image
-from studio.gateway.errors import GatewayError
+from studio.gateway.errors import BadRequest, GatewayError
 from studio.gateway.native_frames import inline_bytes, parse_frame
 from studio.gateway.native_result import inline_data
 from studio.gateway.principal import Principal
 from studio.gateway.storage import store_bytes
 
-from .events import job_group, make_event, publish, user_group
+from .job_base import StudioJob, asset_url
+from .job_inputs import InputImage
 
 logger = logging.getLogger(__name__)
 
-_running: set[asyncio.Task] = set()  # keep references so tasks are not garbage-collected
+
+def _seed(options: dict[str, Any]) -> int | None:
+    raw = options.get("seed")
+    if raw in (None, ""):
+        return None
+    try:
+        seed = int(raw)
+    except (TypeError, ValueError):
+        raise BadRequest("the seed must be a whole number", param="seed") from None
+    if not 0 <= seed < 2**31:
+        raise BadRequest("the seed must be between 0 and 2147483647", param="seed")
+    return seed
 
 
-def _create_generation(generation_id: uuid.UUID, principal: Principal, model_id: str, prompt: str,
-                       parameters: dict[str, Any]) -> None:
-    from studio.models import Generation
-
-    Generation.objects.create(id=generation_id, user_id=principal.user_id, team_id=principal.team_id,
-                              model_id=model_id, route="studio", prompt=prompt, parameters=parameters)
-
-
-def _append_event(generation_id: uuid.UUID, event: dict[str, Any]) -> None:
-    from django.db import transaction
-
-    from studio.models import Generation
-
-    with transaction.atomic():
-        generation = Generation.objects.select_for_update().only("events").get(id=generation_id)
-        generation.events = [*generation.events, event]
-        generation.save(update_fields=["events"])
+def native_body(prompt: str, options: dict[str, Any], inputs: list[InputImage]) -> dict[str, Any]:
+    """The native request the Generate form stands for: reference images first, then the text."""
+    image_config: dict[str, Any] = {}
+    if options.get("aspect_ratio"):
+        image_config["aspectRatio"] = str(options["aspect_ratio"])
+    if options.get("image_size"):
+        image_config["imageSize"] = str(options["image_size"])
+    config: dict[str, Any] = {"responseModalities": ["TEXT", "IMAGE"], "imageConfig": image_config}
+    seed = _seed(options)
+    if seed is not None:
+        config["seed"] = seed
+    parts: list[dict[str, Any]] = [{"inlineData": {"mimeType": image.mime, "data": image.b64()}} for image in inputs]
+    parts.append({"text": prompt})
+    return {"contents": [{"role": "user", "parts": parts}], "generationConfig": config}
 
 
-def asset_url(asset_id: uuid.UUID) -> str:
-    return reverse("asset-file", args=[asset_id])
-
-
-class NativeJob:
-    def __init__(self, principal: Principal, model_id: str, body: dict[str, Any], prompt: str) -> None:
-        self.principal = principal
-        self.model_id = model_id
+class NativeJob(StudioJob):
+    def __init__(self, principal: Principal, model_id: str, body: dict[str, Any], prompt: str,
+                 compare: str | None = None) -> None:
+        super().__init__(principal, model_id, prompt, compare)
         self.body = body
-        self.prompt = prompt
-        self.id = uuid.uuid4()
-        self.seq = 0
         self.part_count = 0
-        self.final_count = 0
-
-    async def emit(self, kind: str, data: dict[str, Any]) -> None:
-        self.seq += 1
-        event = make_event(kind, str(self.id), self.seq, data)
-        await sync_to_async(_append_event)(self.id, event)
-        await publish(job_group(str(self.id)), event)
 
     async def prepare(self) -> None:
         """Validate and create the record; raises GatewayError for bad input before any task starts."""
@@ -76,34 +67,14 @@ class NativeJob:
         self.call.record.generation_id = self.id
         self.call.record.preexisting = True
         self.call.record.route = "studio"
-        parameters = self.call.record.parameters()
-        await sync_to_async(_create_generation)(self.id, self.principal, self.model_id, self.prompt, parameters)
+        await self.create_row(self.call.record.parameters())
 
-    def launch(self) -> None:
-        task = asyncio.get_running_loop().create_task(self.run())
-        _running.add(task)
-        task.add_done_callback(_running.discard)
-
-    async def run(self) -> None:
-        started = time.perf_counter()
-        await self.emit("job.started", {"model": self.model_id, "prompt": self.prompt})
-        try:
-            async for frame in native_image.stream(self.call):
-                await self.on_frame(frame)
-        except GatewayError as exc:
-            await self.emit("job.failed", {"status": exc.status, "message": exc.message})
-            return
-        except Exception:
-            logger.exception("studio job %s failed", self.id)
-            await self.emit("job.failed", {"status": 500, "message": "internal error"})
-            return
+    async def execute(self) -> dict[str, Any]:
+        async for frame in native_image.stream(self.call):
+            await self.on_frame(frame)
         result = self.call.record.result()
-        await self.emit("job.completed", {
-            "finish_reason": result.finish_reason, "block_reason": result.block_reason,
-            "usage": result.usage, "text": result.text, "images": self.final_count,
-            "duration_ms": int((time.perf_counter() - started) * 1000),
-        })
-        await publish(user_group(self.principal.user_id), make_event("gallery.changed", str(self.id), 0, {}))
+        return {"finish_reason": result.finish_reason, "block_reason": result.block_reason,
+                "usage": result.usage, "text": result.text, "first_byte_ms": self.call.record.first_byte_ms}
 
     async def on_frame(self, frame: bytes) -> None:
         try:
@@ -135,6 +106,7 @@ class NativeJob:
         asset = await sync_to_async(_store_output)(self, data, mime, thought)
         if not thought:
             self.final_count += 1
+            self.outputs.append(asset.id)
             self.call.record.stored_outputs[self.part_count] = asset.id
         await self.emit("job.image", {
             "url": asset_url(asset.id), "asset": str(asset.id), "thought": thought,

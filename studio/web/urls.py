@@ -1,14 +1,49 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from . import views
+from . import (
+    gallery_views,
+    generate_views,
+    key_views,
+    prompt_views,
+    share_views,
+    team_views,
+    thumbnails,
+    views,
+)
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("login/", auth_views.LoginView.as_view(template_name="studio/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("generate/", views.generate, name="generate"),
-    path("gallery/", views.gallery, name="gallery"),
+    path("generate/", generate_views.generate, name="generate"),
+    path("generate/upload", generate_views.upload_input, name="generate-upload"),
+    path("gallery/", gallery_views.gallery, name="gallery"),
+    path("gallery/page", gallery_views.gallery_page, name="gallery-page"),
+    path("gallery/bulk", gallery_views.gallery_bulk, name="gallery-bulk"),
+    path("assets/<uuid:asset_id>/", gallery_views.asset_detail, name="asset-detail"),
+    path("assets/<uuid:asset_id>/thumb", thumbnails.asset_thumbnail, name="asset-thumb"),
+    path("assets/<uuid:asset_id>/star", gallery_views.asset_star, name="asset-star"),
+    path("assets/<uuid:asset_id>/delete", gallery_views.asset_delete, name="asset-delete"),
+    path("assets/<uuid:asset_id>/share", share_views.asset_share, name="asset-share"),
+    path("s/<str:token>", share_views.shared_asset, name="shared-asset"),
+    path("s/<str:token>/file", share_views.shared_file, name="shared-file"),
+    path("s/<str:token>/thumb", share_views.shared_thumbnail, name="shared-thumb"),
     path("assets/<uuid:asset_id>/file", views.asset_file, name="asset-file"),
+    path("collections/new", team_views.create_personal_collection, name="collection-new"),
+    path("teams/", team_views.teams, name="teams"),
+    path("teams/<slug:slug>/", team_views.team_detail, name="team-detail"),
+    path("teams/<slug:slug>/members", team_views.add_member, name="team-add-member"),
+    path("teams/<slug:slug>/members/<int:member_id>/role", team_views.change_role, name="team-change-role"),
+    path("teams/<slug:slug>/members/<int:member_id>/remove", team_views.remove_member, name="team-remove-member"),
+    path("teams/<slug:slug>/collections", team_views.create_collection, name="team-collection-new"),
+    path("teams/<slug:slug>/delete", team_views.delete_team, name="team-delete"),
+    path("keys/", key_views.keys, name="keys"),
+    path("keys/<int:key_id>/update", key_views.update_key, name="key-update"),
+    path("keys/<int:key_id>/revoke", key_views.revoke_key, name="key-revoke"),
+    path("prompts/", prompt_views.prompts, name="prompts"),
+    path("prompts/save", prompt_views.save_prompt, name="prompt-save"),
+    path("prompts/<int:prompt_id>/edit", prompt_views.edit_prompt, name="prompt-edit"),
+    path("prompts/<int:prompt_id>/delete", prompt_views.delete_prompt, name="prompt-delete"),
     path("video/", include("studio.web.video_views")),
 ]

@@ -6,6 +6,8 @@ of drawing the image is not counted), until its record is persisted; it is compa
 frame size.
 """
 
+# ruff: noqa: F811  (fixtures imported from native_fakes are used as test arguments)
+
 from __future__ import annotations
 
 import base64

@@ -1,5 +1,7 @@
 """Failover between upstreams serving one model: only before anything reached the client."""
 
+# ruff: noqa: F811  (fixtures imported from native_fakes are used as test arguments)
+
 from __future__ import annotations
 
 import base64

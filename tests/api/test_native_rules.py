@@ -1,5 +1,7 @@
 """Every request rule of the native routes: a 400 in the native error body that names the field."""
 
+# ruff: noqa: F811  (fixtures imported from native_fakes are used as test arguments)
+
 from __future__ import annotations
 
 import base64

@@ -27,6 +27,10 @@ def test_fake_upstream_process_answers_is_measured_and_stops(tmp_path: Path) -> 
         assert status == 200 and b'"chat.completion"' in body
         assert watch.usage.rss_peak > 5 * 1024 * 1024
         assert server.cpu_seconds() > 0
+        server.pause()  # while another target is measured
+        assert psutil.Process(server.process.pid).status() == psutil.STATUS_STOPPED
+        server.resume()
+        assert send_once(server, request)[0] == 200
     finally:
         server.stop()
     assert server.process.poll() is not None

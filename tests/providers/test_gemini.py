@@ -1,5 +1,7 @@
 """The Gemini protocol adapter against a fake vendor at the HTTP boundary (reference §1)."""
 
+# ruff: noqa: F811  (fixtures imported from native_fakes are used as test arguments)
+
 from __future__ import annotations
 
 import base64

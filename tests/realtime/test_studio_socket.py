@@ -35,8 +35,8 @@ async def collect_until(communicator, kinds: set[str], timeout: float = 30) -> l
 async def test_generate_streams_text_and_image_events(alice):
     communicator = await connect(alice.user)
     await communicator.send_json_to({"action": "generate", "ref": "r1", "model": "delta-3-pro-image",
-                                     "prompt": "an orange sunset over the sea", "aspect_ratio": "16:9",
-                                     "image_size": "1K"})
+                                     "prompt": "an orange sunset over the sea",
+                                     "options": {"aspect_ratio": "16:9", "image_size": "1K"}})
     events = await collect_until(communicator, {"job.completed", "job.failed"})
     accepted = events[0]
     assert accepted["type"] == "job.accepted" and accepted["ref"] == "r1"
@@ -90,7 +90,7 @@ async def test_other_users_cannot_follow_a_job(alice, make_account):
 async def test_bad_request_is_rejected_with_the_field(alice):
     communicator = await connect(alice.user)
     await communicator.send_json_to({"action": "generate", "ref": "x", "model": "delta-3.1-flash-lite-image",
-                                     "prompt": "p", "image_size": "4K"})
+                                     "prompt": "p", "options": {"image_size": "4K"}})
     answer = await communicator.receive_json_from(timeout=5)
     assert answer["type"] == "job.rejected" and "imageSize" in answer["data"]["message"]
     await communicator.disconnect()

@@ -1,5 +1,6 @@
 // One WebSocket per page that reconnects by itself and catches up on the jobs it follows:
-// after a reconnect it re-subscribes to each job with the last seq it saw.
+// after a reconnect it re-subscribes to each job with the last seq it saw, and the server
+// replays the rest from the job's stored record. Events already shown are dropped by seq.
 
 export class StudioSocket {
   constructor(path = "/ws/studio/") {
@@ -36,8 +37,22 @@ export class StudioSocket {
     });
   }
 
+  // A job this page started: the server already sends its events; remember it for reconnects.
   follow(job) {
     if (!this.lastSeq.has(job)) this.lastSeq.set(job, 0);
+  }
+
+  // A job opened by id (a reload, another device): replay it from the record, then follow it.
+  subscribe(job) {
+    const known = this.lastSeq.has(job);
+    this.follow(job);
+    if (!known && this.ws.readyState === WebSocket.OPEN) {
+      this.raw({ action: "subscribe", job, after: 0 });
+    } // otherwise the "open" handler subscribes with the last seq seen
+  }
+
+  forget(job) {
+    this.lastSeq.delete(job);
   }
 
   raw(message) {

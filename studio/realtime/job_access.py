@@ -1,0 +1,62 @@
+"""Who may follow a job, and where a user may save one (sync; called through database_sync_to_async).
+
+A job is seen by its owner and, when it was made for a team, by that team's members; unknown and
+forbidden jobs look alike. Saving into a team takes at least the member role (viewers only see).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from studio.gateway.errors import BadRequest
+
+
+def stored_events(user_id: int, generation_id: str) -> list[dict[str, Any]] | None:
+    """The stored events of a job the user may see, or None."""
+    from studio.web import access
+
+    shared_check = getattr(access, "can_see_generation", None)  # the studio's one place for who sees what
+    if shared_check is not None:
+        return shared_check(user_id, generation_id)
+    return _owner_or_team_member(user_id, generation_id)
+
+
+def _owner_or_team_member(user_id: int, generation_id: str) -> list[dict[str, Any]] | None:
+    from studio.models import Generation, Membership
+
+    try:
+        generation = Generation.objects.only("user_id", "team_id", "events").get(id=uuid.UUID(generation_id))
+    except (ValueError, Generation.DoesNotExist):
+        return None
+    if generation.user_id == user_id:
+        return list(generation.events)
+    if generation.team_id and Membership.objects.filter(team_id=generation.team_id, user_id=user_id).exists():
+        return list(generation.events)
+    return None
+
+
+def team_for_saving(user_id: int, raw: Any) -> int | None:
+    """The team a job is saved into (None: personal); refuses teams the user cannot add to."""
+    if raw in (None, "", 0, "0"):
+        return None
+    from studio.models import Membership
+    from studio.models.accounts import Role
+
+    try:
+        team_id = int(raw)
+    except (TypeError, ValueError):
+        raise BadRequest("'team' must be a team id", param="team") from None
+    membership = Membership.objects.filter(team_id=team_id, user_id=user_id).first()
+    if membership is None or not membership.has_role(Role.MEMBER):
+        raise BadRequest("you cannot add images to that team", param="team")
+    return team_id
+
+
+def remember_prompt(user_id: int, text: str) -> None:
+    """Add the prompt to the user's history when the prompt library is installed."""
+    try:
+        from studio.web.prompt_library import remember
+    except ImportError:
+        return
+    remember(user_id, text)
