@@ -81,6 +81,8 @@ class ChatToMessages:
     target = "messages"
 
     def request(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        if (body.get("n") or 1) > 1:
+            raise BadRequest("'n' greater than 1 is not supported for this model", param="n")
         system: list[str] = []
         messages: list[dict[str, Any]] = []
         for i, message in enumerate(body.get("messages") or []):

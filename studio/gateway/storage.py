@@ -10,7 +10,7 @@ import uuid
 from django.core.files.base import ContentFile
 from PIL import Image
 
-from studio.models import Asset, AssetKind
+from studio.models import Asset, AssetKind, Visibility
 
 _EXTENSIONS = {"image/jpeg": "jpg", "image/png": "png", "image/webp": "webp", "video/mp4": "mp4"}
 
@@ -43,6 +43,8 @@ def store_bytes(
         kind=kind_of(mime), mime=mime, bytes=len(data), width=width, height=height, sha256=digest,
         owner_id=owner_id, team_id=team_id, generation_id=generation_id, index=index, is_input=is_input, is_draft=is_draft,
         metadata=metadata or {},
+        # Made with a team's key: it belongs in that team's gallery.
+        visibility=Visibility.TEAM if team_id is not None else Visibility.PRIVATE,
     )
     ext = _EXTENSIONS.get(mime) or (mimetypes.guess_extension(mime) or ".bin").lstrip(".")
     asset.file.save(f"{asset.id.hex}.{ext}", ContentFile(data), save=False)

@@ -67,8 +67,10 @@ async def create(request: Request) -> Response:
         duration=float(duration), seed=seed if isinstance(seed, int) and seed >= 0 else 1276,
         audio=bool(body.get("generate_audio", True)), want_last_frame=bool(body.get("return_last_frame")),
         ratio=ratio, resolution=resolution, first_frame=images["first_frame"], last_frame=images["last_frame"],
-        references=references, extra=body,
+        references=references, extra=body, callback_url=str(body.get("callback_url") or ""),
     )
+    host = request.headers.get("host", "sandbox")
+    job.record = lambda j: task_record(j, host)
     video_jobs.submit(job)
     return json_response({"id": job.id})
 

@@ -12,20 +12,27 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import logging
 import os
 import tempfile
+import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
 from PIL import Image
 
 from . import video
 from .app import Request, Response, route
 
+logger = logging.getLogger(__name__)
 FAIL_MARKER = "[fail]"
+KEEP_SECONDS = 24 * 3600  # results (and their URLs) live 24 hours, like the vendors'
+CALLBACK_ATTEMPTS = 4  # the first try plus three retries, as Ark documents
 REJECT_MARKER = "[reject]"
 FILES_PATH = "/sandbox-files/video"
 _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox-video")
@@ -64,6 +71,9 @@ class SandboxVideoJob:
     cancelled: bool = False
     future: Future | None = None
     extra: dict = field(default_factory=dict)
+    # Ark-style status callbacks: where to post, and how to render the record at that moment.
+    callback_url: str = ""
+    record: Callable[[SandboxVideoJob], dict] | None = None
 
     @property
     def fails(self) -> bool:
@@ -99,6 +109,7 @@ class SandboxVideoJob:
 
 
 def submit(job: SandboxVideoJob) -> None:
+    _prune()
     _jobs[job.id] = job
     if not job.fails:
         job.future = _executor.submit(_render, job)
@@ -106,6 +117,37 @@ def submit(job: SandboxVideoJob) -> None:
         done: Future = Future()
         done.set_result(None)
         job.future = done
+    if job.callback_url.startswith(("http://", "https://")) and job.record is not None:
+        threading.Thread(target=_notify, args=(job,), name=f"sandbox-callback-{job.id}", daemon=True).start()
+
+
+def _notify(job: SandboxVideoJob) -> None:
+    """Post the task record to ``callback_url`` on each status change after creation."""
+    sent = "queued"
+    while sent not in ("succeeded", "failed", "cancelled"):
+        time.sleep(0.05)
+        phase = job.phase()
+        if phase == sent:
+            continue
+        sent = phase
+        body = job.record(job) if job.record else {}
+        for attempt in range(CALLBACK_ATTEMPTS):
+            try:
+                if httpx.post(job.callback_url, json=body, timeout=5.0).status_code < 300:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(min(2.0**attempt, 5.0) * min(1.0, pace() or 0.05))
+        else:
+            logger.info("sandbox callback for %s was not acknowledged", job.id)
+
+
+def _prune() -> None:
+    cutoff = time.time() - KEEP_SECONDS
+    for job_id in [j.id for j in _jobs.values() if j.created < cutoff]:
+        job = _jobs.pop(job_id)
+        for path in (job.video_path(), job.last_frame_path()):
+            path.unlink(missing_ok=True)
 
 
 def get(job_id: str) -> SandboxVideoJob | None:

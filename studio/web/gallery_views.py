@@ -259,7 +259,7 @@ def gallery_bulk(request: HttpRequest) -> JsonResponse:
     assets = list(access.visible_assets(request.user, roles).filter(id__in=wanted))
     done, skipped = [], [str(i) for i in wanted - {a.id for a in assets}]
     for asset in assets:
-        ok = True
+        asset_id, ok = str(asset.id), True  # a deleted row loses its pk
         if action in ("star", "unstar"):
             ok = access.can_curate(request.user, asset, roles)
             if ok:
@@ -273,7 +273,7 @@ def gallery_bulk(request: HttpRequest) -> JsonResponse:
             ok = _move(asset, request.user, roles, team, collection, move_team, move_collection)
             if ok:
                 asset.save(update_fields=["team", "visibility", "collection"])
-        (done if ok else skipped).append(str(asset.id))
+        (done if ok else skipped).append(asset_id)
     return JsonResponse({"action": action, "done": done, "skipped": skipped})
 
 

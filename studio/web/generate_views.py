@@ -23,6 +23,7 @@ from studio.models.accounts import Role
 IMAGE_KINDS = (ModelKind.NATIVE_IMAGE, ModelKind.IMAGE)
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_PREFILLED_INPUTS = 16
+MAX_COMPARE = 4
 
 
 def image_models() -> list[dict[str, Any]]:
@@ -54,6 +55,18 @@ def prefilled_inputs(user, raw_ids: list[str]) -> list[dict[str, Any]]:
     return [input_entry(found[i]) for i in ids if i in found and can_view(user, found[i])]
 
 
+def job_ids(raw_ids: list[str]) -> list[str]:
+    """``?job=<id>`` (repeated for a compare run): the page replays and follows these over its
+    socket, which checks that the user may see each one."""
+    ids = []
+    for raw in raw_ids[:MAX_COMPARE]:
+        try:
+            ids.append(str(uuid.UUID(raw)))
+        except ValueError:
+            continue
+    return list(dict.fromkeys(ids))
+
+
 def saving_teams(user) -> list[dict[str, Any]]:
     """Teams the user may add images to (member role or above)."""
     memberships = Membership.objects.filter(user=user).select_related("team").order_by("team__name")
@@ -71,7 +84,7 @@ def generate(request: HttpRequest) -> HttpResponse:
         "initial_prompt": request.GET.get("prompt", "")[:10000],
         "page_state": {
             "inputs": prefilled_inputs(request.user, request.GET.getlist("input")),
-            "job": request.GET.get("job") or None,
+            "jobs": job_ids(request.GET.getlist("job")),
             "compare": compare,
             "teams": saving_teams(request.user),
             "upload_url": reverse("generate-upload"),

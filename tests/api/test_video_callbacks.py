@@ -7,6 +7,7 @@ import hmac
 import http.server
 import threading
 
+import httpx
 import orjson
 import pytest
 
@@ -130,3 +131,22 @@ async def test_client_webhook_to_private_address_is_refused(client, alice, setti
 async def test_callback_url_syntax_checked_at_creation(client, alice):
     response = await client.post(URL, json={**BODY, "callback_url": "gopher://x"}, headers=auth(alice.secret))
     assert response.status_code == 400 and response.json()["error"]["param"] == "callback_url"
+
+
+def test_sandbox_posts_status_callbacks_that_finish_the_task_without_polling(live_asgi, alice, settings):
+    import time
+
+    from studio.models import VideoTask
+
+    settings.PUBLIC_BASE_URL = live_asgi
+    settings.STUDIO_VIDEO_FIRST_POLL = 3600  # no poll will run: only callbacks can move the task
+    response = httpx.post(f"{live_asgi}{URL}", json=BODY, headers=auth(alice.secret), timeout=30)
+    assert response.status_code == 200, response.text
+    task_id = response.json()["id"]
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        row = VideoTask.objects.get(id=task_id)
+        if row.is_terminal:
+            break
+        time.sleep(0.1)
+    assert row.status == "succeeded" and row.poll_attempts == 0 and row.video_id is not None

@@ -1,6 +1,9 @@
-"""Sign in, generate, and see the image appear as it streams; then find it in the gallery."""
+"""The Generate page in a real browser: live frames for each model family, compare, shortcuts,
+and a page reloaded mid-job that catches up from the stored record."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -8,25 +11,129 @@ from .conftest import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+FINAL = ".job figure.final img"
 
-def test_sign_in_generate_and_see_the_image(page, live_asgi, alice):
+
+def natural_size(locator) -> list[int]:
+    return locator.evaluate("img => img.decode().then(() => [img.naturalWidth, img.naturalHeight])")
+
+
+def test_sign_in_generate_native_with_live_frames(page, live_asgi, alice):
     sign_in(page, live_asgi, "alice", "pw-alice-123")
-    page.get_by_label("Model").select_option("delta-3-pro-image")
-    # The controls follow the model's capabilities: the pro model has no 512 tier.
-    sizes = page.locator("#image_size option").all_inner_texts()
-    assert sizes == ["1K", "2K", "4K"]
-    page.get_by_label("Prompt").fill("a golden sun over blue mountains")
+    page.get_by_label("Model", exact=True).select_option("delta-3-pro-image")
+    # The controls follow the model's capabilities: the pro model has no 512 tier, no n, a seed.
+    assert page.locator("#opt-image_size option").all_inner_texts() == ["1K", "2K", "4K"]
+    assert page.get_by_label("Seed").is_visible()
+    assert not page.get_by_label("Size", exact=True).is_visible()
+    page.get_by_label("Prompt", exact=True).fill("a golden sun over blue mountains")
     page.get_by_label("Aspect ratio").select_option("3:2")
     page.get_by_role("button", name="Generate").click()
-    final = page.locator("#images figure.final img")
+    final = page.locator(FINAL)
     final.wait_for(timeout=30000)
-    assert page.locator("#thoughts .thought").count() >= 1  # thoughts streamed before the image
-    size = final.evaluate("img => img.decode().then(() => [img.naturalWidth, img.naturalHeight])")
-    assert size == [1264, 848]
-    page.locator("#form-status", has_text="Done").wait_for(timeout=10000)
-    assert "Here is your image" in page.locator("#text").inner_text()
+    assert page.locator(".job .thoughts .thought").count() >= 1  # thoughts streamed before the image
+    assert natural_size(final) == [1264, 848]
+    page.locator(".job .job-state", has_text="Done").wait_for(timeout=10000)
+    assert "Here is your image" in page.locator(".job .model-text").inner_text()
+    assert re.search(r"\d+\.\d s · first frame \d+ ms · 1 image · \d+ tokens", page.locator(".job .meta").inner_text())
+    assert "job=" in page.url  # the page can be reopened on this job
 
     page.get_by_role("link", name="Gallery").click()
     tile = page.locator(".gallery .tile img").first
     tile.wait_for()
-    assert "golden sun" in tile.get_attribute("alt")
+
+
+def test_kappa_shows_partial_previews_then_images(page, live_asgi, alice, monkeypatch):
+    monkeypatch.setenv("STUDIO_SANDBOX_DELAY", "0.6")
+    sign_in(page, live_asgi, "alice", "pw-alice-123")
+    page.get_by_label("Model", exact=True).select_option("kappa-image-1")
+    assert page.locator("#opt-size option").all_inner_texts() == ["1024x1024", "1536x1024", "1024x1536", "auto"]
+    assert not page.get_by_label("Aspect ratio").is_visible()
+    page.get_by_label("Size", exact=True).select_option("1536x1024")
+    page.get_by_label("Quality").select_option("low")
+    page.get_by_label("Images", exact=True).fill("2")
+    page.get_by_label("Previews while streaming").fill("2")
+    page.get_by_label("Prompt", exact=True).fill("a paper boat on a pond")
+    page.keyboard.press("Control+Enter")
+    page.locator(".job .partials figure.partial img").first.wait_for(timeout=30000)
+    page.locator(".job .job-state", has_text="Done").wait_for(timeout=30000)
+    finals = page.locator(FINAL)
+    assert finals.count() == 2
+    assert natural_size(finals.first) == [1536, 1024]
+    assert page.locator(".job .partials figure").count() == 0  # previews give way to the images
+    assert "2 images" in page.locator(".job .meta").inner_text()
+
+
+def test_sigma_sequential_set(page, live_asgi, alice):
+    sign_in(page, live_asgi, "alice", "pw-alice-123")
+    page.get_by_label("Model", exact=True).select_option("sigma-5.0-image")
+    assert not page.get_by_label("Images in the set (at most)").is_visible()
+    page.get_by_label("Sequential set").check()
+    page.get_by_label("Images in the set (at most)").fill("3")
+    page.get_by_label("Watermark").check()
+    page.get_by_label("Size", exact=True).select_option("1K")
+    page.get_by_label("Prompt", exact=True).fill("a set of 3 images: a seed, a sprout, a tree")
+    page.get_by_role("button", name="Generate").click()
+    page.locator(".job .job-state", has_text="Done").wait_for(timeout=30000)
+    assert page.locator(FINAL).count() == 3
+    assert "generated_images" not in page.locator(".job .meta").inner_text()
+    assert "3 billed images" in page.locator(".job .meta").inner_text()
+
+
+def test_compare_two_models_side_by_side(page, live_asgi, alice):
+    sign_in(page, live_asgi, "alice", "pw-alice-123")
+    page.get_by_label("Prompt", exact=True).fill("a lemon on a blue plate")
+    page.locator("body").click()
+    page.keyboard.press("c")  # the compare shortcut
+    assert page.get_by_role("group", name="Models to compare (2 to 4)").is_visible()
+    page.get_by_label("Delta 3.1 Flash Lite Image").check()
+    page.get_by_label("Kappa Image 1").check()
+    page.get_by_role("button", name="Compare").click()
+    panels = page.locator(".results.compare .job")
+    page.wait_for_function("document.querySelectorAll('.job .job-state[data-kind=done]').length === 2",
+                           timeout=30000)
+    assert panels.count() == 2
+    names = sorted(panels.locator(".job-model").all_inner_texts())
+    assert names == ["Delta 3.1 Flash Lite Image", "Kappa Image 1"]
+    for meta in panels.locator(".meta").all_inner_texts():
+        assert re.search(r"\d+\.\d s", meta) and "tokens" in meta
+    boxes = [panels.nth(i).bounding_box() for i in range(2)]
+    assert boxes[0]["y"] == boxes[1]["y"] and boxes[0]["x"] != boxes[1]["x"]  # side by side
+    page.keyboard.press("j")
+    assert page.evaluate("document.activeElement.matches('figure.final')")
+
+
+def test_reload_mid_job_catches_up_and_another_device_follows(page, browser, live_asgi, alice, make_account,
+                                                             monkeypatch):
+    monkeypatch.setenv("STUDIO_SANDBOX_DELAY", "0.8")
+    make_account("bob")
+    sign_in(page, live_asgi, "alice", "pw-alice-123")
+    page.get_by_label("Model", exact=True).select_option("delta-3-pro-image")
+    page.get_by_label("Prompt", exact=True).fill("a snowy village at night")
+    page.get_by_role("button", name="Generate").click()
+    page.wait_for_url(re.compile(r"job="), timeout=10000)
+    page.locator(".job .thoughts .thought").first.wait_for(timeout=20000)
+    assert page.locator(FINAL).count() == 0  # still under way
+    job_url = page.url
+
+    page.reload()  # the socket is gone; the new page replays the record, then follows live
+    page.locator(".job .job-state", has_text="Done").wait_for(timeout=30000)
+    assert page.locator(".job .thoughts .thought").count() >= 1  # what happened before the reload
+    assert page.locator(FINAL).count() == 1
+    assert page.get_by_label("Prompt", exact=True).input_value() == "a snowy village at night"
+
+    other = browser.new_context(viewport={"width": 390, "height": 844})  # a phone
+    phone = other.new_page()
+    sign_in(phone, live_asgi, "alice", "pw-alice-123")
+    phone.goto(job_url)
+    phone.locator(FINAL).wait_for(timeout=20000)
+    width = phone.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390  # no sideways scrolling on a phone
+    other.close()
+
+    outsider = browser.new_context()
+    bobs = outsider.new_page()
+    sign_in(bobs, live_asgi, "bob", "pw-bob-123")
+    bobs.goto(job_url)
+    bobs.locator(".job .job-state", has_text="Not found").wait_for(timeout=10000)
+    assert bobs.locator(FINAL).count() == 0
+    outsider.close()

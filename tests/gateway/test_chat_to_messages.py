@@ -121,3 +121,9 @@ def test_stream_without_include_usage_has_no_usage_chunk():
                                                                              "usage": {"output_tokens": 1}})]
     chunks = [data for _, data in run_stream(TRANSLATOR, events, ctx(stream=True))]
     assert all(c["choices"] for c in chunks) and not any("usage" in c for c in chunks)
+
+
+def test_several_choices_cannot_be_served():
+    with pytest.raises(BadRequest) as error:
+        TRANSLATOR.request({"n": 2, "messages": [{"role": "user", "content": "x"}]}, ctx())
+    assert error.value.param == "n"

@@ -1,124 +1,350 @@
-// The Generate page: controls follow the chosen model's capabilities; frames appear as they stream.
+// The Generate page: the controls follow the chosen model's capabilities (catalog data); one
+// model or several to compare; results stream in over the page's socket and survive reloads
+// (the page URL carries ?job=<id>, and the socket replays what was missed).
 import { StudioSocket } from "./socket.js";
+import { JobPanel } from "./job_panel.js";
 
 const models = JSON.parse(document.getElementById("models-data").textContent);
-const form = document.getElementById("generate-form");
-const modelSelect = document.getElementById("model");
-const ratioSelect = document.getElementById("aspect_ratio");
-const sizeSelect = document.getElementById("image_size");
-const statusLine = document.getElementById("form-status");
-const thoughts = document.getElementById("thoughts");
-const images = document.getElementById("images");
-const text = document.getElementById("text");
-const meta = document.getElementById("meta");
-const button = document.getElementById("generate-button");
+const state = JSON.parse(document.getElementById("page-state").textContent);
+const byId = new Map(models.map((m) => [m.id, m]));
+const $ = (id) => document.getElementById(id);
 
-function fillSelect(select, values, preferred) {
+const form = $("generate-form");
+const modelSelect = $("model");
+const compareToggle = $("compare-toggle");
+const compareBox = $("compare-models");
+const promptBox = $("prompt");
+const statusLine = $("form-status");
+const results = $("results");
+const button = $("generate-button");
+const uploadInput = $("reference-upload");
+const referenceList = $("reference-list");
+const referenceCount = $("reference-count");
+const teamSelect = $("team");
+const connection = $("connection");
+
+// Which capability drives each control; `families` limits a control to some model families.
+const CONTROLS = [
+  { name: "aspect_ratio", cap: "aspect_ratios", kind: "select", preferred: "1:1" },
+  { name: "image_size", cap: "image_sizes", kind: "select", preferred: "1K" },
+  { name: "size", cap: "sizes", kind: "select", preferred: ["1024x1024", "2K"], families: ["standard", "layered"] },
+  { name: "quality", cap: "qualities", kind: "select", preferred: "auto", families: ["standard", "layered"] },
+  { name: "output_format", cap: "output_formats", kind: "select", families: ["standard", "layered"] },
+  { name: "background", cap: "backgrounds", kind: "select", preferred: "auto", families: ["standard", "layered"] },
+  { name: "optimize_prompt", cap: "optimize_prompt_modes", kind: "select", blank: "Off" },
+  { name: "n", cap: "max_n", kind: "count", min: 1, families: ["standard"] },
+  { name: "partial_images", cap: "max_partial_images", kind: "count", min: 0, families: ["standard"] },
+  { name: "seed", cap: "seed", kind: "number" },
+  { name: "sequential", cap: "sequential", kind: "flag" },
+  { name: "max_images", cap: "max_images", kind: "count", min: 1, needs: "sequential" },
+  { name: "layer_decomposition", cap: "layer_decomposition", kind: "flag" },
+  { name: "watermark", cap: "watermark", kind: "flag" },
+];
+
+let inputs = [...state.inputs]; // [{id, url}]
+const panels = new Map(); // job id -> JobPanel
+let pendingRef = null;
+
+// --- which models the form is for ------------------------------------------------------------
+
+function selectedModels() {
+  if (!compareToggle.checked) return [byId.get(modelSelect.value) ?? models[0]];
+  return [...compareBox.querySelectorAll("input:checked")].map((box) => byId.get(box.value));
+}
+
+// The values a control offers for the chosen models: in a compare run, only what all share.
+function offered(control, chosen) {
+  const lists = chosen.map((m) => {
+    if (control.families && !control.families.includes(m.family)) return null;
+    return m.capabilities[control.cap] ?? null;
+  });
+  if (!lists.length || lists.some((v) => v === null || v === false || v === 0)) return null;
+  if (Array.isArray(lists[0])) return lists.reduce((a, b) => a.filter((v) => b.includes(v)));
+  if (typeof lists[0] === "number") return Math.min(...lists);
+  return true;
+}
+
+function fillSelect(select, values, control, model) {
   const previous = select.value;
-  select.replaceChildren(...values.map((v) => new Option(v, v)));
-  if (values.includes(previous)) select.value = previous;
-  else if (values.includes(preferred)) select.value = preferred;
+  const options = values.map((v) => new Option(v, v));
+  if (control.blank) options.unshift(new Option(control.blank, ""));
+  select.replaceChildren(...options);
+  const preferred = [previous, ...[control.preferred ?? []].flat(), model?.capabilities.default_output_format];
+  const pick = preferred.find((v) => v !== undefined && (values.includes(v) || (control.blank && v === "")));
+  if (pick !== undefined) select.value = pick;
 }
 
 function applyCapabilities() {
-  const model = models.find((m) => m.id === modelSelect.value) ?? models[0];
-  const caps = model?.capabilities ?? {};
-  fillSelect(ratioSelect, caps.aspect_ratios ?? ["1:1"], "1:1");
-  fillSelect(sizeSelect, caps.image_sizes ?? ["1K"], "1K");
+  const chosen = selectedModels().filter(Boolean);
+  for (const control of CONTROLS) {
+    const wrapper = form.querySelector(`[data-option="${control.name}"]`);
+    const input = $(`opt-${control.name}`);
+    const values = offered(control, chosen);
+    let visible = values !== null && !(Array.isArray(values) && values.length === 0);
+    if (control.kind === "count" && typeof values === "number") {
+      input.max = values;
+      if (Number(input.value) > values) input.value = values;
+      if (control.name === "n" && values <= 1) visible = false;
+    }
+    if (visible && control.kind === "select") fillSelect(input, values, control, chosen[0]);
+    if (control.needs) visible = visible && $(`opt-${control.needs}`).checked;
+    wrapper.hidden = !visible;
+  }
+  renderReferences();
 }
 
-modelSelect.addEventListener("change", applyCapabilities);
-applyCapabilities();
+function currentOptions() {
+  const options = {};
+  for (const control of CONTROLS) {
+    const wrapper = form.querySelector(`[data-option="${control.name}"]`);
+    if (wrapper.hidden) continue;
+    const input = $(`opt-${control.name}`);
+    if (control.kind === "flag") options[control.name] = input.checked;
+    else if (input.value !== "") options[control.name] = control.kind === "select" ? input.value : Number(input.value);
+  }
+  return options;
+}
 
-const socket = new StudioSocket();
-let currentJob = null;
-let pendingRef = null;
+// --- reference images ----------------------------------------------------------------------
+
+function referenceLimit() {
+  const limits = selectedModels().filter(Boolean).map((m) => m.capabilities.max_reference_images ?? 0);
+  return limits.length ? Math.max(...limits) : 0;
+}
+
+function renderReferences() {
+  const limit = referenceLimit();
+  referenceCount.textContent = `(${inputs.length} of at most ${limit})`;
+  referenceList.replaceChildren(...inputs.map((input, index) => {
+    const item = document.createElement("li");
+    const img = document.createElement("img");
+    img.src = input.url;
+    img.alt = `Reference image ${index + 1}`;
+    const remove = document.createElement("button");
+    remove.type = "button";
+    remove.className = "remove";
+    remove.textContent = "×";
+    remove.setAttribute("aria-label", `Remove reference image ${index + 1}`);
+    remove.addEventListener("click", () => {
+      inputs.splice(index, 1);
+      renderReferences();
+    });
+    item.append(img, remove);
+    return item;
+  }));
+  uploadInput.disabled = inputs.length >= limit;
+  if (inputs.length > limit) statusLine.textContent = `This model takes at most ${limit} reference images.`;
+}
+
+function addReference(input) {
+  if (inputs.some((i) => i.id === input.id)) return;
+  if (inputs.length >= referenceLimit()) {
+    statusLine.textContent = `This model takes at most ${referenceLimit()} reference images.`;
+    return;
+  }
+  inputs.push(input);
+  renderReferences();
+}
+
+function csrfToken() {
+  return form.querySelector("input[name=csrfmiddlewaretoken]").value;
+}
+
+uploadInput.addEventListener("change", async () => {
+  for (const file of uploadInput.files) {
+    const body = new FormData();
+    body.append("file", file);
+    statusLine.textContent = `Uploading ${file.name}…`;
+    const response = await fetch(state.upload_url, { method: "POST", body, headers: { "X-CSRFToken": csrfToken() } });
+    const answer = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      statusLine.textContent = answer.error?.message ?? `Upload failed (${response.status})`;
+      return;
+    }
+    addReference(answer);
+    statusLine.textContent = "";
+  }
+  uploadInput.value = "";
+});
+
+// --- running jobs ----------------------------------------------------------------------------
 
 function setBusy(busy) {
   button.disabled = busy;
   form.setAttribute("aria-busy", busy ? "true" : "false");
 }
 
+function clearResults() {
+  for (const id of panels.keys()) socket.forget(id);
+  panels.clear();
+  results.replaceChildren();
+  results.classList.toggle("compare", compareToggle.checked);
+}
+
+function rememberJobsInUrl() {
+  const url = new URL(location.href);
+  url.searchParams.delete("job");
+  for (const id of panels.keys()) url.searchParams.append("job", id);
+  history.replaceState(null, "", url);
+}
+
+function panelFor(id, model) {
+  let panel = panels.get(id);
+  if (!panel) {
+    const info = byId.get(model);
+    panel = new JobPanel(results, { id, model, modelName: info?.name ?? model ?? "Job", onUseAsInput: addReference });
+    panels.set(id, panel);
+    results.classList.toggle("compare", panels.size > 1);
+  }
+  return panel;
+}
+
+function updateStatus() {
+  const running = [...panels.values()].filter((p) => !p.done).length;
+  if (running) statusLine.textContent = `Generating on ${running} model${running === 1 ? "" : "s"}…`;
+  else if (panels.size) {
+    statusLine.textContent = "Done.";
+    setBusy(false);
+  }
+}
+
 form.addEventListener("submit", (e) => {
   e.preventDefault();
-  const prompt = document.getElementById("prompt").value.trim();
-  if (!prompt) {
+  const prompt = promptBox.value.trim();
+  const chosen = selectedModels().filter(Boolean);
+  const layersOnly = chosen.length === 1 && $("opt-layer_decomposition").checked && inputs.length > 0;
+  if (!prompt && !layersOnly) {
     statusLine.textContent = "Write a prompt first.";
+    promptBox.focus();
     return;
   }
-  thoughts.replaceChildren();
-  images.replaceChildren();
-  text.textContent = "";
-  meta.textContent = "";
+  if (compareToggle.checked && (chosen.length < 2 || chosen.length > 4)) {
+    statusLine.textContent = "Choose 2 to 4 models to compare.";
+    return;
+  }
+  clearResults();
   statusLine.textContent = "Sending…";
   setBusy(true);
   pendingRef = crypto.randomUUID ? crypto.randomUUID() : String(Date.now());
-  socket.send({
-    action: "generate", ref: pendingRef, model: modelSelect.value, prompt,
-    aspect_ratio: ratioSelect.value, image_size: sizeSelect.value,
-  });
+  const message = {
+    ref: pendingRef, prompt, options: currentOptions(), inputs: inputs.map((i) => i.id), team: teamSelect.value || null,
+  };
+  if (compareToggle.checked) socket.send({ action: "compare", models: chosen.map((m) => m.id), ...message });
+  else socket.send({ action: "generate", model: chosen[0].id, ...message });
 });
 
-document.addEventListener("keydown", (e) => {
-  if ((e.ctrlKey || e.metaKey) && e.key === "Enter") form.requestSubmit();
-});
-
-function addImage(data) {
-  const figure = document.createElement("figure");
-  figure.className = data.thought ? "draft" : "final";
-  const img = document.createElement("img");
-  img.src = data.url;
-  img.alt = data.thought ? "Draft while thinking" : `Generated image ${data.width}×${data.height}`;
-  img.dataset.asset = data.asset;
-  figure.append(img);
-  const caption = document.createElement("figcaption");
-  caption.textContent = data.thought ? "draft" : `${data.width}×${data.height}`;
-  figure.append(caption);
-  if (data.thought) thoughts.append(figure);
-  else images.append(figure);
-}
+const socket = new StudioSocket();
 
 socket.on((event) => {
+  if (event.type === "socket.closed") {
+    connection.textContent = "Connection lost; reconnecting…";
+    return;
+  }
+  if (event.type === "socket.open") {
+    connection.textContent = "";
+    return;
+  }
   if (event.type === "job.rejected" && event.ref === pendingRef) {
-    statusLine.textContent = event.data.message;
-    setBusy(false);
+    const where = event.data.model ? `${byId.get(event.data.model)?.name ?? event.data.model}: ` : "";
+    statusLine.textContent = `${where}${event.data.message}`;
+    if (!panels.size || [...panels.values()].every((p) => p.done)) setBusy(false);
     return;
   }
   if (event.type === "job.accepted" && event.ref === pendingRef) {
-    currentJob = event.id;
-    socket.follow(currentJob);
-    statusLine.textContent = "Generating…";
+    panelFor(event.id, event.data.model);
+    socket.follow(event.id);
+    rememberJobsInUrl();
+    updateStatus();
     return;
   }
-  if (!currentJob || event.id !== currentJob) return;
-  switch (event.type) {
-    case "job.text":
-      if (event.data.thought) {
-        const p = document.createElement("p");
-        p.className = "thought";
-        p.textContent = event.data.text;
-        thoughts.append(p);
-      } else {
-        text.textContent += event.data.text;
-      }
-      break;
-    case "job.image":
-      addImage(event.data);
-      break;
-    case "job.completed": {
-      setBusy(false);
-      const usage = event.data.usage ?? {};
-      if (event.data.images === 0) {
-        statusLine.textContent = `No image: ${event.data.block_reason || event.data.finish_reason || "the model returned none"}`;
-      } else {
-        statusLine.textContent = "Done.";
-      }
-      meta.textContent = `${(event.data.duration_ms / 1000).toFixed(1)} s · ${usage.totalTokenCount ?? 0} tokens`;
-      break;
-    }
-    case "job.failed":
-      setBusy(false);
-      statusLine.textContent = `Failed: ${event.data.message}`;
-      break;
+  const panel = panels.get(event.id);
+  if (!panel) return;
+  if (event.type === "job.started" && event.data.model && panel.model !== event.data.model) {
+    panel.rename(event.data.model, byId.get(event.data.model)?.name ?? event.data.model);
+    if (!promptBox.value) promptBox.value = event.data.prompt ?? "";
+  }
+  panel.handle(event);
+  if (["job.completed", "job.failed", "job.unknown"].includes(event.type)) updateStatus();
+});
+
+// --- page state, model choice, shortcuts ---------------------------------------------------
+
+function setCompare(on) {
+  compareToggle.checked = on;
+  compareBox.hidden = !on;
+  $("single-model").hidden = on;
+  $("generate-label").textContent = on ? "Compare" : "Generate";
+  if (on && !compareBox.querySelector("input:checked")) {
+    compareBox.querySelector(`input[value="${CSS.escape(modelSelect.value)}"]`)?.click();
+  }
+  applyCapabilities();
+}
+
+modelSelect.addEventListener("change", applyCapabilities);
+compareToggle.addEventListener("change", () => setCompare(compareToggle.checked));
+compareBox.addEventListener("change", applyCapabilities);
+$("opt-sequential").addEventListener("change", applyCapabilities);
+
+for (const team of state.teams) teamSelect.append(new Option(team.name, team.id));
+$("team-choice").hidden = state.teams.length === 0;
+
+const shortcuts = $("shortcuts");
+const shortcutsButton = $("shortcuts-button");
+function toggleShortcuts(show = shortcuts.hidden) {
+  shortcuts.hidden = !show;
+  shortcutsButton.setAttribute("aria-expanded", String(show));
+}
+shortcutsButton.addEventListener("click", () => toggleShortcuts());
+
+function typing(target) {
+  return target.closest?.("input, textarea, select, [contenteditable]") !== null;
+}
+
+function moveFocus(step) {
+  const figures = [...results.querySelectorAll("figure.final")];
+  if (!figures.length) return;
+  const index = figures.indexOf(document.activeElement);
+  const next = figures[(index + step + figures.length) % figures.length];
+  next.focus();
+  next.scrollIntoView({ block: "nearest" });
+}
+
+document.addEventListener("keydown", (e) => {
+  if ((e.ctrlKey || e.metaKey) && e.key === "Enter") {
+    e.preventDefault();
+    if (!button.disabled) form.requestSubmit();
+    return;
+  }
+  if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+  const actions = {
+    c: () => setCompare(!compareToggle.checked),
+    "/": () => promptBox.focus(),
+    m: () => (compareToggle.checked ? compareBox.querySelector("input") : modelSelect).focus(),
+    j: () => moveFocus(1),
+    k: () => moveFocus(-1),
+    "?": () => toggleShortcuts(),
+    Escape: () => toggleShortcuts(false),
+  };
+  const action = actions[e.key];
+  if (action) {
+    e.preventDefault();
+    action();
   }
 });
+
+if (state.compare.length >= 2) {
+  for (const id of state.compare) compareBox.querySelector(`input[value="${CSS.escape(id)}"]`).checked = true;
+  setCompare(true);
+} else {
+  applyCapabilities();
+}
+
+// Jobs named in the URL (a reload, or the same job opened on another device): replay and follow.
+for (const id of state.jobs) {
+  panelFor(id, null);
+  socket.subscribe(id);
+}
+if (state.jobs.length) {
+  setBusy(true);
+  statusLine.textContent = "Catching up…";
+}

@@ -31,7 +31,8 @@ export class JobPanel {
     this.root.setAttribute("aria-label", `Result of ${modelName}`);
     this.root.setAttribute("aria-busy", "true");
     const head = el("header", "job-head");
-    head.append(el("h2", "job-model", modelName));
+    this.heading = el("h2", "job-model", modelName);
+    head.append(this.heading);
     this.state = el("span", "job-state", "Waiting…");
     head.append(this.state);
     this.thoughts = el("div", "thoughts");
@@ -42,6 +43,13 @@ export class JobPanel {
     this.root.append(head, this.thoughts, this.partials, this.images, this.text, this.meta);
     container.append(this.root);
     this.done = false;
+  }
+
+  rename(model, modelName) {
+    this.model = model;
+    this.root.dataset.model = model;
+    this.heading.textContent = modelName;
+    this.root.setAttribute("aria-label", `Result of ${modelName}`);
   }
 
   setState(text, kind = "") {
@@ -95,7 +103,6 @@ export class JobPanel {
     const img = el("img");
     img.src = data.url;
     img.alt = alt;
-    img.loading = "lazy";
     img.dataset.asset = data.asset;
     if (data.width && data.height) {
       img.width = data.width;
