@@ -14,8 +14,10 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.core.handlers.asgi import ASGIHandler
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.exception import convert_exception_to_response
+from django.urls import set_script_prefix, set_urlconf
 from django.utils.module_loading import import_string
 
 logger = logging.getLogger("studio.serving")
@@ -24,7 +26,62 @@ API_PREFIX = "/v1/"
 
 
 class ApiASGIHandler(ASGIHandler):
-    """Django's ASGI handler with the API's own (async-only) middleware list."""
+    """Django's ASGI handler for /v1, without its per-request thread hops.
+
+    Django's handler sends ``request_started``/``request_finished`` through ``asend`` (whose sync
+    database receivers each cost a hop to a worker thread), closes the response and logs 4xx
+    answers via ``sync_to_async``, and runs every request inside a ``ThreadSensitiveContext``.
+    /v1 views are async end to end and never touch the ORM on the request path (the database
+    receivers have nothing to do in the event loop's thread), so all of that is done inline
+    here. It also uses the API's own, async-only middleware list.
+    """
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await self.handle(scope, receive, send)
+
+    async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        set_script_prefix(get_script_prefix(scope))
+        request, error_response = self.create_request(scope, body_file)
+        if request is None:
+            body_file.close()
+            await self.send_response(error_response, send)
+            error_response.close()
+            return
+
+        async def process_request() -> Any:
+            response = await self.run_get_response(request)
+            with contextlib.suppress(asyncio.CancelledError):  # the client went away mid-send
+                await self.send_response(response, send)
+            return response
+
+        # As Django does: watch for a disconnect while the view runs, so an abandoned stream
+        # stops pulling from its upstream.
+        disconnect = asyncio.create_task(self.listen_for_disconnect(receive))
+        work = asyncio.create_task(process_request())
+        await asyncio.wait((disconnect, work), return_when=asyncio.FIRST_COMPLETED)
+        for task in (disconnect, work):
+            if task.done():
+                with contextlib.suppress(RequestAborted):
+                    task.result()
+            else:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if not work.cancelled() and work.exception() is None:
+            work.result().close()  # request_finished receivers are no-ops in this thread
+        body_file.close()
+
+    async def get_response_async(self, request: Any) -> Any:
+        set_urlconf(settings.ROOT_URLCONF)
+        response = await self._middleware_chain(request)
+        response._resource_closers.append(request.close)
+        if response.status_code >= 500:
+            logger.error("%s: %s", response.reason_phrase, request.path)
+        return response
 
     def load_middleware(self, is_async: bool = False) -> None:
         self._view_middleware = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import io
 import os
 import socket
@@ -31,6 +33,23 @@ def _fresh_gateway_state():
     routing.reset_health()
     yield
     snapshot.invalidate()
+
+
+@pytest.fixture
+async def _drain_records_async():
+    yield
+    from studio.gateway import recording
+
+    await asyncio.wait_for(recording.drain(), timeout=60)
+
+
+@pytest.fixture(autouse=True)
+def _drain_records(request):
+    """Records are written in the background; let an async test's writes land before teardown
+    flushes the database (or the next test starts). Sync tests (browsers) are left alone: their
+    server drains on shutdown, and an event loop around them would break Playwright's."""
+    if inspect.iscoroutinefunction(getattr(request.node, "obj", None)):
+        request.getfixturevalue("_drain_records_async")
 
 
 @dataclass

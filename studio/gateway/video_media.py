@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from asgiref.sync import sync_to_async
 from django.core.files import File
 
-from studio.models import Asset, AssetKind
+from studio.models import Asset, AssetKind, Visibility
 from studio.providers.http import get_client
 
 from . import video_settings
@@ -99,6 +99,7 @@ def _store(spool, mime: str, size: int, sha256: str, kind: str, task_id: str, us
             width, height = image_size(spool.read())
         asset = Asset(kind=AssetKind.VIDEO if kind == "video" else AssetKind.IMAGE, mime=mime, bytes=size,
                       width=width, height=height, sha256=sha256, owner_id=user_id, team_id=team_id,
+                      visibility=Visibility.TEAM if team_id is not None else Visibility.PRIVATE,
                       metadata={"video_task": task_id, "role": kind})
         spool.seek(0)
         ext = "mp4" if kind == "video" else ("png" if mime == "image/png" else mime.split("/")[-1])

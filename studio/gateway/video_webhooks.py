@@ -26,14 +26,31 @@ SIGNATURE_HEADER = "X-Studio-Signature"
 _pending: set[asyncio.Task] = set()
 
 
+_last: dict[str, asyncio.Task] = {}
+
+
 def relay(task: Any, record: dict[str, Any]) -> None:
-    """Deliver in the background; the caller (a poll, a callback, a create) never waits on the client."""
+    """Deliver in the background; the caller (a poll, a callback, a create) never waits on the client.
+
+    Deliveries of one task are chained, so the client sees its changes in order even when an
+    earlier one is being retried.
+    """
     body = orjson.dumps(record)
     secret = webhook_secret(task.api_key_id, task.user_id)
-    job = asyncio.get_running_loop().create_task(
-        deliver(task.client_callback_url, body, secret, task_id=task.id, status=task.status))
+    previous = _last.get(task.id)
+    url, task_id, status = task.client_callback_url, task.id, task.status  # the row object changes later
+
+    async def run() -> bool:
+        if previous is not None and not previous.done():
+            await asyncio.gather(previous, return_exceptions=True)
+        return await deliver(url, body, secret, task_id=task_id, status=status)
+
+    job = asyncio.get_running_loop().create_task(run())
+    _last[task.id] = job
     _pending.add(job)
     job.add_done_callback(_pending.discard)
+    job.add_done_callback(lambda done, task_id=task.id: _last.pop(task_id, None) if _last.get(task_id) is done
+                          else None)
 
 
 async def deliver(url: str, body: bytes, secret: str, *, task_id: str, status: str) -> bool:

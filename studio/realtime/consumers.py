@@ -27,9 +27,6 @@ logger = logging.getLogger(__name__)
 
 MAX_COMPARE = 4
 
-# Kept for callers of the earlier name.
-can_see_generation = stored_events
-
 
 def rejection(ref: Any, exc: GatewayError, model: str | None = None) -> dict[str, Any]:
     return {"type": "job.rejected", "ref": ref, "data": {"message": exc.message, "param": exc.param, "model": model}}

@@ -15,6 +15,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 
 from studio.gateway import images_engine
+from studio.gateway.errors import BadRequest
 from studio.gateway.images_record import ImagesRecord
 from studio.gateway.images_types import ImageEvent, ImageItem, ImageJob
 from studio.gateway.principal import Principal
@@ -34,8 +35,6 @@ def _int(options: dict[str, Any], name: str) -> int | None:
     try:
         return int(raw)
     except (TypeError, ValueError):
-        from studio.gateway.errors import BadRequest
-
         raise BadRequest(f"'{name}' must be a whole number", param=name) from None
 
 
@@ -79,6 +78,7 @@ def _source(image: InputImage, user_id: int) -> Any:
 @dataclass(slots=True)
 class StudioImagesRecord(ImagesRecord):
     stored: set = field(default_factory=set)  # asset ids of outputs the job stored while streaming
+    extra: dict = field(default_factory=dict)  # studio-only parameters kept on the row (compare run)
 
     def persist(self) -> None:
         from django.db import transaction
@@ -107,8 +107,6 @@ class StudioImagesRecord(ImagesRecord):
                 latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
             )
         self.items = []  # release the image bytes
-
-    extra: dict = field(default_factory=dict)  # studio-only parameters kept on the row (compare run)
 
 
 class ImagesJob(StudioJob):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,16 @@ from bench.runner import send_once  # noqa: E402
 from bench.scenarios import SCENARIOS, Dialect  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def wait_for_status(pid: int, status: str, timeout: float = 5.0) -> bool:
+    """Signals are delivered asynchronously: the state changes a moment after ``kill`` returns."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if psutil.Process(pid).status() == status:
+            return True
+        time.sleep(0.01)
+    return False
 
 
 def test_fake_upstream_process_answers_is_measured_and_stops(tmp_path: Path) -> None:
@@ -28,7 +39,7 @@ def test_fake_upstream_process_answers_is_measured_and_stops(tmp_path: Path) -> 
         assert watch.usage.rss_peak > 5 * 1024 * 1024
         assert server.cpu_seconds() > 0
         server.pause()  # while another target is measured
-        assert psutil.Process(server.process.pid).status() == psutil.STATUS_STOPPED
+        assert wait_for_status(server.process.pid, psutil.STATUS_STOPPED)
         server.resume()
         assert send_once(server, request)[0] == 200
     finally:

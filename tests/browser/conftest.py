@@ -26,8 +26,10 @@ def _chromium_missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    # Module scope, not session: Playwright's sync API keeps an event loop running in this
+    # thread while it is open, which would break every async test collected after it.
     reason = _chromium_missing()
     if reason:
         pytest.skip(reason)

@@ -137,3 +137,29 @@ def test_reload_mid_job_catches_up_and_another_device_follows(page, browser, liv
     bobs.locator(".job .job-state", has_text="Not found").wait_for(timeout=10000)
     assert bobs.locator(FINAL).count() == 0
     outsider.close()
+
+
+def test_upload_a_reference_and_use_a_result_as_input(page, live_asgi, alice, tmp_path):
+    from PIL import Image
+
+    picture = tmp_path / "sketch.png"
+    Image.new("RGB", (320, 240), "purple").save(picture)
+    sign_in(page, live_asgi, "alice", "pw-alice-123")
+    page.get_by_label("Model", exact=True).select_option("delta-3.1-flash-lite-image")
+    page.get_by_label("Add reference images").set_input_files(str(picture))
+    page.get_by_role("img", name="Reference image 1").wait_for(timeout=10000)
+    assert "(1 of at most 3)" in page.locator("#reference-count").inner_text()
+    page.get_by_label("Prompt", exact=True).fill("turn this sketch into a painting")
+    page.get_by_role("button", name="Generate").click()
+    page.locator(".job .job-state", has_text="Done").wait_for(timeout=30000)
+    # A result goes back in as a reference with one click, and the URL of the gallery's
+    # "use as input" link pre-fills it the same way.
+    page.get_by_role("button", name="Use as input").first.click()
+    assert page.get_by_role("img", name="Reference image 2").is_visible()
+    asset = page.locator(FINAL).first.get_attribute("data-asset")
+    page.goto(f"{live_asgi}/generate/?input={asset}&model=sigma-5.0-image&prompt=a+variation")
+    assert page.get_by_role("img", name="Reference image 1").is_visible()
+    assert page.get_by_label("Prompt", exact=True).input_value() == "a variation"
+    page.get_by_role("button", name="Generate").click()
+    page.locator(".job .job-state", has_text="Done").wait_for(timeout=30000)
+    assert page.locator(FINAL).count() == 1

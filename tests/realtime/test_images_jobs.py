@@ -174,3 +174,17 @@ async def test_events_unknown_actions_and_compare_need_two_models(alice):
     assert (await socket.receive_json_from(timeout=5))["type"] == "error"
     await socket.disconnect()
 
+
+
+async def test_a_started_job_adds_its_prompt_to_the_history(alice):
+    from studio.models import Prompt
+
+    socket = await connect(alice.user)
+    await run_job(socket, {"model": "kappa-image-1", "prompt": "a teapot shaped like a whale",
+                           "options": {"size": "1024x1024"}})
+    await run_job(socket, {"model": "kappa-image-1", "prompt": "a teapot shaped like a whale",
+                           "options": {"size": "1024x1024"}})
+    await socket.disconnect()
+    await settle()
+    prompt = await Prompt.objects.aget(owner_id=alice.user.id, text="a teapot shaped like a whale")
+    assert prompt.use_count == 2 and not prompt.saved
