@@ -87,7 +87,9 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.parse(
-        env("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=0
+        env("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        # Background writers (recorder, worker) keep their connection between batches.
+        conn_max_age=int(env("DB_CONN_MAX_AGE", "60")), conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -147,7 +149,7 @@ STUDIO_SANDBOX_BASE_URL = "http://sandbox.studio.internal"
 STUDIO_UPSTREAM_TIMEOUT = float(env("STUDIO_UPSTREAM_TIMEOUT", "300"))
 STUDIO_UPSTREAM_CONNECT_TIMEOUT = float(env("STUDIO_UPSTREAM_CONNECT_TIMEOUT", "10"))
 # Which HTTP transport carries upstream calls: "aiohttp" (measured cheaper per request) or "httpx".
-STUDIO_UPSTREAM_TRANSPORT = env("STUDIO_UPSTREAM_TRANSPORT", "httpx")
+STUDIO_UPSTREAM_TRANSPORT = env("STUDIO_UPSTREAM_TRANSPORT", "aiohttp")
 # Lifetime of the unguessable public URLs handed out for stored outputs (response_format=url).
 STUDIO_MEDIA_URL_TTL = int(env("STUDIO_MEDIA_URL_TTL", str(24 * 3600)))
 # Allow client-supplied URLs that resolve to private addresses (only for closed networks).

@@ -13,7 +13,7 @@ import weakref
 from typing import Protocol
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections
+from django.db import close_old_connections, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -21,8 +21,11 @@ BATCH = 64
 
 
 class Record(Protocol):
+    """Anything with ``persist()``; a class may also offer ``persist_batch(records)`` to write
+    many of its records with a few statements (bulk inserts) instead of one round trip each."""
+
     def persist(self) -> None:
-        """Write this record (runs in a worker thread, inside a database transaction)."""
+        """Write this record (runs in the recorder's worker thread)."""
 
 
 class Recorder:
@@ -57,12 +60,26 @@ class Recorder:
 
 
 def _persist_batch(batch: list[Record]) -> None:
+    # Drops the connection only when it is broken or past CONN_MAX_AGE, so a busy recorder
+    # keeps one connection instead of reconnecting for every batch.
     close_old_connections()
+    by_type: dict[type, list[Record]] = {}
     for record in batch:
-        try:
-            record.persist()
-        except Exception:  # one bad record must not lose the rest of the batch
-            logger.exception("persisting %s failed", type(record).__name__)
+        by_type.setdefault(type(record), []).append(record)
+    for kind, records in by_type.items():
+        bulk = getattr(kind, "persist_batch", None)
+        if bulk is not None:
+            try:
+                with transaction.atomic():
+                    bulk(records)
+                continue
+            except Exception:  # fall back to one by one, so one bad record loses only itself
+                logger.exception("batch of %d %s failed; retrying one by one", len(records), kind.__name__)
+        for record in records:
+            try:
+                record.persist()
+            except Exception:
+                logger.exception("persisting %s failed", kind.__name__)
 
 
 _recorders: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Recorder] = weakref.WeakKeyDictionary()

@@ -40,6 +40,8 @@ def candidates(snapshot: Snapshot, model_id: str, rng: random.Random | None = No
     ups = snapshot.upstreams_for.get(model_id, ())
     if not ups:
         raise NoUpstream(f"no upstream is configured for model '{model_id}'", param="model")
+    if len(ups) == 1:
+        return [ups[0]]  # the common case needs no shuffling
     rng = rng or random
     tiers: dict[int, list[UpstreamEntry]] = {}
     for up in ups:

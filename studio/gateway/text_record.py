@@ -49,16 +49,27 @@ class TextRecord:
         self.duration_ms = int((time.perf_counter() - self.started) * 1000)
         recording.submit(self)
 
-    def persist(self) -> None:
-        from studio.models import ApiKey, UsageRecord
+    def usage_row(self):
+        from studio.models import UsageRecord
 
         principal = self.principal
-        UsageRecord.objects.create(
+        return UsageRecord(
             api_key_id=principal.key_id, user_id=principal.user_id, model_id=self.model_id,
             upstream_id=self.upstream_id, route=self.route, status_code=self.error.status if self.error else 200,
             input_tokens=self.input_tokens, output_tokens=self.output_tokens,
             total_tokens=self.input_tokens + self.output_tokens,
             latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
         )
-        if principal.key_id is not None:
-            ApiKey.objects.filter(id=principal.key_id).update(last_used_at=timezone.now())
+
+    def persist(self) -> None:
+        self.persist_batch([self])
+
+    @classmethod
+    def persist_batch(cls, records: list[TextRecord]) -> None:
+        """One INSERT for the batch and one UPDATE of last use per key."""
+        from studio.models import ApiKey, UsageRecord
+
+        UsageRecord.objects.bulk_create([r.usage_row() for r in records])
+        key_ids = {r.principal.key_id for r in records if r.principal.key_id is not None}
+        if key_ids:
+            ApiKey.objects.filter(id__in=key_ids).update(last_used_at=timezone.now())

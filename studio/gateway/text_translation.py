@@ -32,9 +32,11 @@ class Context:
     default_max_tokens: int = 4096
     request: dict[str, Any] = field(default_factory=dict)  # the client's body, for echoing fields
     created: int = field(default_factory=lambda: int(time.time()))
-    token: str = field(default_factory=lambda: uuid.uuid4().hex[:24])
+    token: str = ""  # made on first use: pass-through calls never need one
 
     def id(self, prefix: str) -> str:
+        if not self.token:
+            self.token = uuid.uuid4().hex[:24]
         return f"{prefix}{self.token}"
 
 

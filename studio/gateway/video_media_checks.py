@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import base64
 import io
-
-import av
 
 from .errors import BadRequest
 from .media_validation import decode_media, parse_data_uri
@@ -33,7 +32,7 @@ def inline_seconds(url: str) -> float | None:
     """The length of a video or audio clip given inline; None for URLs (not fetched at creation)."""
     if parse_data_uri(url) is None:
         return None
-    import base64
+    import av  # PyAV's codec libraries cost ~30 MB of memory; load them only when needed
 
     raw = base64.b64decode(url.split(",", 1)[1])
     try:

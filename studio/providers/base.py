@@ -58,9 +58,18 @@ class Provider:
             content = orjson.dumps(json)
             headers = {"content-type": "application/json", **(headers or {})}
         with map_transport_errors(self.upstream.name):
-            response = await self.client.request(
-                method, self.url(path), content=content, params=params, **self._kwargs(headers)
-            )
+            send_direct = getattr(self.client, "send_direct", None)
+            if send_direct is None:
+                response = await self.client.request(
+                    method, self.url(path), content=content, params=params, **self._kwargs(headers)
+                )
+            else:
+                response = await send_direct(method, self.url(path), content=content, params=params,
+                                             **self._kwargs(headers))
+                try:
+                    await response.aread()
+                finally:
+                    await response.aclose()
         if response.status_code >= 400:
             raise self.error_from_response(response.status_code, response.content)
         return response
@@ -70,14 +79,27 @@ class Provider:
         self, method: str, path: str, *, content: bytes | None = None, headers: dict[str, str] | None = None,
     ) -> AsyncIterator[httpx.Response]:
         """A streamed call; a non-2xx answer is read in full and raised as the typed error."""
+        send_direct = getattr(self.client, "send_direct", None)
+        if send_direct is None:
+            with map_transport_errors(self.upstream.name):
+                async with self.client.stream(
+                    method, self.url(path), content=content, **self._kwargs(headers)
+                ) as response:
+                    if response.status_code >= 400:
+                        body = await response.aread()
+                        raise self.error_from_response(response.status_code, body)
+                    yield response
+            return
         with map_transport_errors(self.upstream.name):
-            async with self.client.stream(
-                method, self.url(path), content=content, **self._kwargs(headers)
-            ) as response:
+            response = await send_direct(method, self.url(path), content=content, **self._kwargs(headers))
+        try:
+            with map_transport_errors(self.upstream.name):
                 if response.status_code >= 400:
                     body = await response.aread()
                     raise self.error_from_response(response.status_code, body)
                 yield response
+        finally:
+            await response.aclose()
 
 
 @contextlib.contextmanager

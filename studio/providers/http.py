@@ -9,6 +9,7 @@ same provider code talks to it without a socket.
 from __future__ import annotations
 
 import asyncio
+import functools
 import weakref
 
 import httpx
@@ -37,6 +38,42 @@ def _network_transport() -> httpx.AsyncBaseTransport:
     return httpx.AsyncHTTPTransport(limits=limits)
 
 
+class UpstreamClient(httpx.AsyncClient):
+    """httpx's client, plus ``send_direct`` for the vendor calls on the hot path.
+
+    The client's own send path (cookie jar, auth flow, redirect handling, event hooks, URL
+    merging) costs about a tenth of a /v1 request's CPU and does nothing for vendor APIs:
+    they set no cookies we keep and we never follow their redirects. ``send_direct`` builds
+    the request and hands it to the same transports the client uses.
+    """
+
+    def __init__(self, network: httpx.AsyncBaseTransport, mounts: dict[str, httpx.AsyncBaseTransport],
+                 timeout: httpx.Timeout) -> None:
+        super().__init__(transport=network, mounts=mounts, timeout=timeout, follow_redirects=False)
+        self._network = network
+        self._direct = [(httpx.URL(base), transport) for base, transport in mounts.items()]
+
+    def _direct_transport(self, url: httpx.URL) -> httpx.AsyncBaseTransport:
+        for base, transport in self._direct:
+            if url.scheme == base.scheme and url.host == base.host and url.port == base.port:
+                return transport
+        return self._network
+
+    async def send_direct(self, method: str, url: str, *, content: bytes | None = None,
+                          headers: dict[str, str] | None = None, params: dict | None = None,
+                          timeout: httpx.Timeout | None = None) -> httpx.Response:
+        """Send and return the response with its body not yet read (read or close it)."""
+        request = httpx.Request(method, _parsed(url), content=content, headers=headers, params=params,
+                                extensions={"timeout": (timeout or self.timeout).as_dict()})
+        return await self._direct_transport(request.url).handle_async_request(request)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(url: str) -> httpx.URL:
+    """Vendor URLs repeat (base URL + a handful of paths); parse each once."""
+    return httpx.URL(url)
+
+
 def _build_client() -> httpx.AsyncClient:
     from studio.sandbox.app import application as sandbox_app
 
@@ -44,9 +81,7 @@ def _build_client() -> httpx.AsyncClient:
         settings.STUDIO_SANDBOX_BASE_URL: StreamingASGITransport(sandbox_app),
         **_extra_mounts,
     }
-    return httpx.AsyncClient(
-        transport=_network_transport(), mounts=mounts, timeout=default_timeout(), follow_redirects=False
-    )
+    return UpstreamClient(_network_transport(), mounts, default_timeout())
 
 
 def get_client() -> httpx.AsyncClient:
