@@ -150,6 +150,8 @@ STUDIO_UPSTREAM_TIMEOUT = float(env("STUDIO_UPSTREAM_TIMEOUT", "300"))
 STUDIO_UPSTREAM_CONNECT_TIMEOUT = float(env("STUDIO_UPSTREAM_CONNECT_TIMEOUT", "10"))
 # Which HTTP transport carries upstream calls: "aiohttp" (measured cheaper per request) or "httpx".
 STUDIO_UPSTREAM_TRANSPORT = env("STUDIO_UPSTREAM_TRANSPORT", "aiohttp")
+# Media waiting to be written by the background recorder beyond which new requests wait.
+STUDIO_RECORDER_MAX_PENDING_BYTES = int(env("STUDIO_RECORDER_MAX_PENDING_BYTES", str(128 * 1024 * 1024)))
 # Lifetime of the unguessable public URLs handed out for stored outputs (response_format=url).
 STUDIO_MEDIA_URL_TTL = int(env("STUDIO_MEDIA_URL_TTL", str(24 * 3600)))
 # Allow client-supplied URLs that resolve to private addresses (only for closed networks).

@@ -16,7 +16,7 @@ import orjson
 
 from studio.providers.registry import provider_for
 
-from . import native_rules, routing, snapshot
+from . import native_rules, recording, routing, snapshot
 from .errors import GatewayError
 from .native_record import NativeRecord
 from .principal import Principal, resolve_model
@@ -68,6 +68,7 @@ async def generate(call: NativeCall) -> bytes | bytearray:
     call.record.first_chunk()
     call.record.add_frame(body)
     call.record.finish()
+    await recording.room()
     return body
 
 
@@ -96,3 +97,4 @@ async def stream(call: NativeCall) -> AsyncIterator[bytes | bytearray]:
         call.record.fail(GatewayError(f"stream interrupted: {type(exc).__name__}"))
         raise
     call.record.finish()
+    await recording.room()

@@ -56,6 +56,9 @@ class NativeRecord:
         self.error = error
         self.finish()
 
+    def pending_bytes(self) -> int:
+        return sum(len(frame) for frame in self.frames)
+
     def finish(self) -> None:
         if self.submitted:
             return

@@ -13,6 +13,7 @@ import weakref
 from typing import Protocol
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import close_old_connections, transaction
 
 logger = logging.getLogger(__name__)
@@ -28,30 +29,54 @@ class Record(Protocol):
         """Write this record (runs in the recorder's worker thread)."""
 
 
+def _weight(record: Record) -> int:
+    """Bytes a record holds until written (``pending_bytes()`` if it has one, else nothing much)."""
+    weigh = getattr(record, "pending_bytes", None)
+    return weigh() if weigh is not None else 0
+
+
 class Recorder:
     def __init__(self) -> None:
         self.queue: asyncio.Queue[Record] = asyncio.Queue()
         self.pending = 0
+        self.pending_bytes = 0
         self.idle = asyncio.Event()
         self.idle.set()
+        self.roomy = asyncio.Event()  # set while the backlog of bytes is under the limit
+        self.roomy.set()
         self.task: asyncio.Task | None = None
 
     def submit(self, record: Record) -> None:
         self.pending += 1
+        self.pending_bytes += _weight(record)
+        if self.pending_bytes > settings.STUDIO_RECORDER_MAX_PENDING_BYTES:
+            self.roomy.clear()
         self.idle.clear()
         self.queue.put_nowait(record)
         if self.task is None or self.task.done():
             self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def room(self) -> None:
+        """Wait while records holding big media are waiting to be written.
+
+        Without this, a burst of 4K images faster than the disk takes them would pile up in
+        memory; with it, the requests that produce them slow down instead.
+        """
+        await self.roomy.wait()
 
     async def _run(self) -> None:
         while True:
             batch = [await self.queue.get()]
             while len(batch) < BATCH and not self.queue.empty():
                 batch.append(self.queue.get_nowait())
+            weight = sum(_weight(record) for record in batch)
             try:
                 await sync_to_async(_persist_batch, thread_sensitive=True)(batch)
             finally:
                 self.pending -= len(batch)
+                self.pending_bytes = max(self.pending_bytes - weight, 0)
+                if self.pending_bytes <= settings.STUDIO_RECORDER_MAX_PENDING_BYTES:
+                    self.roomy.set()
                 if self.pending == 0:
                     self.idle.set()
 
@@ -99,3 +124,7 @@ def submit(record: Record) -> None:
 
 async def drain() -> None:
     await get_recorder().drain()
+
+
+async def room() -> None:
+    await get_recorder().room()
