@@ -8,6 +8,8 @@ from django.contrib import admin, messages
 from studio.models import (
     ApiKey,
     Asset,
+    EditSession,
+    EditTurn,
     Generation,
     Membership,
     PlatformModel,
@@ -116,3 +118,19 @@ class VideoTaskAdmin(admin.ModelAdmin):
     search_fields = ["id", "upstream_task_id", "prompt"]
     raw_id_fields = ["api_key", "upstream", "video", "last_frame"]
     readonly_fields = ["lease_owner", "lease_expires_at"]
+
+
+class EditTurnInline(admin.TabularInline):
+    model = EditTurn
+    fk_name = "session"
+    extra = 0
+    fields = ["instruction", "parent", "status", "output", "created"]
+    readonly_fields = ["created"]
+    raw_id_fields = ["parent", "output"]
+
+
+@admin.register(EditSession)
+class EditSessionAdmin(admin.ModelAdmin):
+    list_display = ["id", "title", "owner", "model_id", "updated"]
+    raw_id_fields = ["source", "head"]
+    inlines = [EditTurnInline]
