@@ -25,7 +25,7 @@ _EXT = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gi
 
 
 @dataclass(slots=True)
-class ImagesRecord:
+class ImagesRecord(recording.TimedRecord):
     principal: Principal
     job: ImageJob
     generation_id: uuid.UUID = field(default_factory=uuid.uuid4)
@@ -38,21 +38,6 @@ class ImagesRecord:
     usage: dict[str, Any] = field(default_factory=dict)
     error: GatewayError | None = None
     submitted: bool = False
-
-    def first_chunk(self) -> None:
-        if self.first_byte_ms is None:
-            self.first_byte_ms = int((time.perf_counter() - self.started) * 1000)
-
-    def fail(self, error: GatewayError) -> None:
-        self.error = error
-        self.finish()
-
-    def finish(self) -> None:
-        if self.submitted:
-            return
-        self.submitted = True
-        self.duration_ms = int((time.perf_counter() - self.started) * 1000)
-        recording.submit(self)
 
     # -- persisted in the recorder's worker thread -------------------------------------------------
     def persist(self) -> None:
@@ -143,6 +128,10 @@ class ImagesRecord:
     def parameters(self) -> dict[str, Any]:
         params = {k: v for k, v in self.job.fields.items() if k != "prompt"}
         params["inputs"] = {role: image.field for role, image in self._inputs()}
+        # Failed items of a group (a set past its cap) have no asset: keep the upstream's reason.
+        failed = [{"index": i, **item.error} for i, item in enumerate(self.items) if item.error]
+        if failed:
+            params["item_errors"] = failed
         return params
 
     def error_dict(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from .principal import Principal
 
 
 @dataclass(slots=True)
-class NativeRecord:
+class NativeRecord(recording.TimedRecord):
     principal: Principal
     model_id: str
     route: str
@@ -46,25 +46,11 @@ class NativeRecord:
     def start(cls, principal: Principal, model_id: str, route: str, body: dict[str, Any], *, stream: bool) -> NativeRecord:
         return cls(principal=principal, model_id=model_id, route=route, body=body, stream=stream)
 
-    def first_chunk(self) -> None:
-        self.first_byte_ms = int((time.perf_counter() - self.started) * 1000)
-
     def add_frame(self, frame: bytes) -> None:
         self.frames.append(frame)
 
-    def fail(self, error: GatewayError) -> None:
-        self.error = error
-        self.finish()
-
     def pending_bytes(self) -> int:
         return sum(len(frame) for frame in self.frames)
-
-    def finish(self) -> None:
-        if self.submitted:
-            return
-        self.submitted = True
-        self.duration_ms = int((time.perf_counter() - self.started) * 1000)
-        recording.submit(self)
 
     # -- persisted in the recorder's worker thread -------------------------------------------------
     def result(self) -> NativeResult:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import weakref
 from typing import Protocol
 
@@ -27,6 +28,32 @@ class Record(Protocol):
 
     def persist(self) -> None:
         """Write this record (runs in the recorder's worker thread)."""
+
+
+class TimedRecord:
+    """Timing and hand-off shared by the per-call records.
+
+    Mixed into dataclasses that define ``started`` (perf_counter at the start), ``first_byte_ms``,
+    ``duration_ms``, ``error`` and ``submitted``; it adds no fields of its own.
+    """
+
+    __slots__ = ()
+
+    def first_chunk(self) -> None:
+        if self.first_byte_ms is None:
+            self.first_byte_ms = int((time.perf_counter() - self.started) * 1000)
+
+    def fail(self, error) -> None:
+        self.error = error
+        self.finish()
+
+    def finish(self) -> None:
+        """Hand the record to the recorder, once; the response does not wait for the write."""
+        if self.submitted:
+            return
+        self.submitted = True
+        self.duration_ms = int((time.perf_counter() - self.started) * 1000)
+        submit(self)
 
 
 def _weight(record: Record) -> int:

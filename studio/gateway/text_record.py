@@ -17,7 +17,7 @@ from .principal import Principal
 
 
 @dataclass(slots=True)
-class TextRecord:
+class TextRecord(recording.TimedRecord):
     principal: Principal
     model_id: str
     route: str
@@ -31,23 +31,8 @@ class TextRecord:
     error: GatewayError | None = None
     submitted: bool = False
 
-    def first_chunk(self) -> None:
-        if self.first_byte_ms is None:
-            self.first_byte_ms = int((time.perf_counter() - self.started) * 1000)
-
     def usage(self, input_tokens: int, output_tokens: int) -> None:
         self.input_tokens, self.output_tokens = input_tokens, output_tokens
-
-    def fail(self, error: GatewayError) -> None:
-        self.error = error
-        self.finish()
-
-    def finish(self) -> None:
-        if self.submitted:
-            return
-        self.submitted = True
-        self.duration_ms = int((time.perf_counter() - self.started) * 1000)
-        recording.submit(self)
 
     def usage_row(self):
         from studio.models import UsageRecord
