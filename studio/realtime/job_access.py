@@ -6,34 +6,16 @@ forbidden jobs look alike. Saving into a team takes at least the member role (vi
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from studio.gateway.errors import BadRequest
 
 
 def stored_events(user_id: int, generation_id: str) -> list[dict[str, Any]] | None:
-    """The stored events of a job the user may see, or None."""
-    from studio.web import access
+    """The stored events of a job the user may see, or None (the studio's one permission check)."""
+    from studio.web.access import can_see_generation
 
-    shared_check = getattr(access, "can_see_generation", None)  # the studio's one place for who sees what
-    if shared_check is not None:
-        return shared_check(user_id, generation_id)
-    return _owner_or_team_member(user_id, generation_id)
-
-
-def _owner_or_team_member(user_id: int, generation_id: str) -> list[dict[str, Any]] | None:
-    from studio.models import Generation, Membership
-
-    try:
-        generation = Generation.objects.only("user_id", "team_id", "events").get(id=uuid.UUID(generation_id))
-    except (ValueError, Generation.DoesNotExist):
-        return None
-    if generation.user_id == user_id:
-        return list(generation.events)
-    if generation.team_id and Membership.objects.filter(team_id=generation.team_id, user_id=user_id).exists():
-        return list(generation.events)
-    return None
+    return can_see_generation(user_id, generation_id)
 
 
 def team_for_saving(user_id: int, raw: Any) -> int | None:
@@ -54,9 +36,7 @@ def team_for_saving(user_id: int, raw: Any) -> int | None:
 
 
 def remember_prompt(user_id: int, text: str) -> None:
-    """Add the prompt to the user's history when the prompt library is installed."""
-    try:
-        from studio.web.prompt_library import remember
-    except ImportError:
-        return
+    """Add the prompt to the user's history in the prompt library."""
+    from studio.web.prompt_library import remember
+
     remember(user_id, text)
