@@ -38,6 +38,10 @@ class ImagesRecord(recording.TimedRecord):
     usage: dict[str, Any] = field(default_factory=dict)
     error: GatewayError | None = None
     submitted: bool = False
+    # The studio creates the Generation row when a job starts and stores outputs as they stream.
+    preexisting: bool = False
+    stored: set[uuid.UUID] = field(default_factory=set)
+    extra: dict[str, Any] = field(default_factory=dict)  # studio-only parameters (a compare run)
 
     # -- persisted in the recorder's worker thread -------------------------------------------------
     def persist(self) -> None:
@@ -47,22 +51,28 @@ class ImagesRecord(recording.TimedRecord):
         status = (GenerationStatus.FAILED if self.error is not None
                   else GenerationStatus.SUCCEEDED if made else GenerationStatus.BLOCKED)
         principal, job = self.principal, self.job
+        outcome = dict(
+            upstream_id=self.upstream_id, status=status, usage=self.usage or {}, error=self.error_dict(),
+            first_byte_ms=self.first_byte_ms, duration_ms=self.duration_ms, parent_id=self.parent_id(),
+            parameters={**self.parameters(), **self.extra},
+        )
+        route = "studio" if self.preexisting else job.route
         with transaction.atomic():
-            generation = Generation.objects.create(
-                id=self.generation_id, user_id=principal.user_id, api_key_id=principal.key_id,
-                team_id=principal.team_id, model_id=job.model.model_id, upstream_id=self.upstream_id,
-                route=job.route, prompt=job.prompt[:10000], parameters=self.parameters(), status=status,
-                usage=self.usage or {}, error=self.error_dict(), first_byte_ms=self.first_byte_ms,
-                duration_ms=self.duration_ms, started_at=datetime.fromtimestamp(self.started_wall, UTC),
-                parent_id=self.parent_id(),
-            )
+            if self.preexisting:
+                Generation.objects.filter(id=self.generation_id).update(**outcome)
+            else:
+                Generation.objects.create(
+                    id=self.generation_id, user_id=principal.user_id, api_key_id=principal.key_id,
+                    team_id=principal.team_id, model_id=job.model.model_id, route=route, prompt=job.prompt[:10000],
+                    started_at=datetime.fromtimestamp(self.started_wall, UTC), **outcome,
+                )
             for index, item in enumerate(self.items):
-                if item.ok:
-                    self.store_output(item, index, generation.id)
-            self.store_inputs(generation.id)
+                if item.ok and item.asset_id not in self.stored:
+                    self.store_output(item, index, self.generation_id)
+            self.store_inputs(self.generation_id)
             UsageRecord.objects.create(
                 api_key_id=principal.key_id, user_id=principal.user_id, model_id=job.model.model_id,
-                upstream_id=self.upstream_id, route=job.route, status_code=self.error.status if self.error else 200,
+                upstream_id=self.upstream_id, route=route, status_code=self.error.status if self.error else 200,
                 input_tokens=int(self.usage.get("input_tokens") or 0),
                 output_tokens=int(self.usage.get("output_tokens") or 0),
                 total_tokens=int(self.usage.get("total_tokens") or 0), images=len(made),

@@ -9,7 +9,6 @@ creating one, and skips the outputs the job already stored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -75,40 +74,6 @@ def _source(image: InputImage, user_id: int) -> Any:
     return {"image_url": image.data_uri()}
 
 
-@dataclass(slots=True)
-class StudioImagesRecord(ImagesRecord):
-    stored: set = field(default_factory=set)  # asset ids of outputs the job stored while streaming
-    extra: dict = field(default_factory=dict)  # studio-only parameters kept on the row (compare run)
-
-    def persist(self) -> None:
-        from django.db import transaction
-
-        from studio.models import Generation, GenerationStatus, UsageRecord
-
-        made = [item for item in self.items if item.ok]
-        status = (GenerationStatus.FAILED if self.error is not None
-                  else GenerationStatus.SUCCEEDED if made else GenerationStatus.BLOCKED)
-        with transaction.atomic():
-            Generation.objects.filter(id=self.generation_id).update(
-                upstream_id=self.upstream_id, status=status, usage=self.usage or {}, error=self.error_dict(),
-                first_byte_ms=self.first_byte_ms, duration_ms=self.duration_ms, parent_id=self.parent_id(),
-                parameters={**self.parameters(), **self.extra},
-            )
-            for index, item in enumerate(self.items):
-                if item.ok and item.asset_id not in self.stored:
-                    self.store_output(item, index, self.generation_id)
-            self.store_inputs(self.generation_id)
-            UsageRecord.objects.create(
-                user_id=self.principal.user_id, model_id=self.job.model.model_id, upstream_id=self.upstream_id,
-                route="studio", status_code=self.error.status if self.error else 200,
-                input_tokens=int(self.usage.get("input_tokens") or 0),
-                output_tokens=int(self.usage.get("output_tokens") or 0),
-                total_tokens=int(self.usage.get("total_tokens") or 0), images=len(made),
-                latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
-            )
-        self.items = []  # release the image bytes
-
-
 class ImagesJob(StudioJob):
     def __init__(self, principal: Principal, model_id: str, body: dict[str, Any], prompt: str,
                  compare: str | None = None) -> None:
@@ -121,7 +86,7 @@ class ImagesJob(StudioJob):
             self.job: ImageJob = await images_engine.prepare_edit(self.principal, self.body)
         else:
             self.job = await images_engine.prepare_generation(self.principal, self.body)
-        self.record = StudioImagesRecord(principal=self.principal, job=self.job, generation_id=self.id,
+        self.record = ImagesRecord(principal=self.principal, job=self.job, generation_id=self.id, preexisting=True,
                                          extra={"compare": self.compare} if self.compare else {})
         await self.create_row({**self.record.parameters(), **self.record.extra})
 
