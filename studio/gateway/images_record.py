@@ -137,7 +137,7 @@ class ImagesRecord(recording.TimedRecord):
 
     def parameters(self) -> dict[str, Any]:
         params = {k: v for k, v in self.job.fields.items() if k != "prompt"}
-        params["inputs"] = {role: image.field for role, image in self._inputs()}
+        params["inputs"] = [{"role": role, "field": image.field} for role, image in self._inputs()]
         # Failed items of a group (a set past its cap) have no asset: keep the upstream's reason.
         failed = [{"index": i, **item.error} for i, item in enumerate(self.items) if item.error]
         if failed:

@@ -30,6 +30,7 @@ def event_data(task: VideoTask) -> dict[str, Any]:
         "last_frame_url": last_frame_url(task) if task.status == VideoStatus.SUCCEEDED else "",
         "error_code": task.error_code, "error_message": task.error_message,
         "created": task.created.isoformat(), "updated": task.updated.isoformat(),
+        "video_asset": str(task.video_id or ""),  # the mirrored copy's gallery entry
     }
 
 

@@ -17,6 +17,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from studio.gateway.errors import GatewayError
 from studio.gateway.principal import Principal
 
+from .edit_job import start_edit
 from .events import job_group, user_group
 from .job_access import remember_prompt, stored_events, team_for_saving
 from .job_base import StudioJob
@@ -55,7 +56,8 @@ class StudioConsumer(AsyncJsonWebsocketConsumer):
         if not isinstance(content, dict):
             return
         action = content.get("action")
-        handler = {"generate": self.generate, "compare": self.compare, "subscribe": self.subscribe}.get(str(action))
+        handler = {"generate": self.generate, "compare": self.compare, "subscribe": self.subscribe,
+                   "edit": self.edit}.get(str(action))
         if handler is None:
             await self.send_json({"type": "error", "data": {"message": f"unknown action {action!r}"}})
             return
@@ -124,6 +126,10 @@ class StudioConsumer(AsyncJsonWebsocketConsumer):
             started += 1
         if started:
             await self._remember(content.get("prompt"))
+
+    async def edit(self, content: dict[str, Any]) -> None:
+        """One turn of a multi-turn edit session (see ``edit_job``)."""
+        await start_edit(self, content)
 
     async def subscribe(self, content: dict[str, Any]) -> None:
         """Follow a job and replay the events after ``after`` from its stored record."""

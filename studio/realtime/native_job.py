@@ -15,7 +15,7 @@ from asgiref.sync import sync_to_async
 from studio.gateway import native_image
 from studio.gateway.errors import BadRequest, GatewayError
 from studio.gateway.native_frames import inline_bytes, parse_frame
-from studio.gateway.native_result import inline_data
+from studio.gateway.native_result import NativeResult, inline_data
 from studio.gateway.principal import Principal
 from studio.gateway.storage import store_bytes
 
@@ -60,6 +60,8 @@ class NativeJob(StudioJob):
         super().__init__(principal, model_id, prompt, compare)
         self.body = body
         self.part_count = 0
+        # Merged here as frames arrive: the record's frames belong to the recorder once handed over.
+        self.result = NativeResult()
 
     async def prepare(self) -> None:
         """Validate and create the record; raises GatewayError for bad input before any task starts."""
@@ -72,7 +74,7 @@ class NativeJob(StudioJob):
     async def execute(self) -> dict[str, Any]:
         async for frame in native_image.stream(self.call):
             await self.on_frame(frame)
-        result = self.call.record.result()
+        result = self.result
         return {"finish_reason": result.finish_reason, "block_reason": result.block_reason,
                 "usage": result.usage, "text": result.text, "first_byte_ms": self.call.record.first_byte_ms}
 
@@ -81,6 +83,7 @@ class NativeJob(StudioJob):
             chunk = parse_frame(frame)  # a 4K image stays in the frame's bytes until decoded
         except orjson.JSONDecodeError:
             return
+        self.result.add(chunk)
         for candidate in chunk.get("candidates") or []:
             if candidate.get("index", 0) != 0:
                 continue

@@ -191,6 +191,13 @@ def render(job: Job, index: int) -> Image.Image:
     """Image ``index`` of the job: distinct per index, derived from the inputs when there are any."""
     seed = imaging.seed_from("openai-images", job.prompt, index, job.quality)
     width, height = _canvas(job)
+    if job.images and job.mask is not None and job.backdrop is not None:
+        # Outpainting sent as image + mask + background: the area to fill shows the background.
+        source = job.images[0].convert("RGB")
+        keep = job.mask.getchannel("A") if job.mask.mode in ("RGBA", "LA") else job.mask.convert("L")
+        backdrop = job.backdrop.convert("RGB").resize(source.size)
+        picture = Image.composite(source, backdrop, keep.resize(source.size))
+        return picture if picture.size == (width, height) else picture.resize((width, height))
     if job.images and job.mask is not None:
         picture = imaging.inpaint(job.images[0], job.mask, job.prompt, seed=seed)
         return picture if picture.size == (width, height) else picture.resize((width, height))

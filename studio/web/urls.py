@@ -46,4 +46,8 @@ urlpatterns = [
     path("prompts/<int:prompt_id>/edit", prompt_views.edit_prompt, name="prompt-edit"),
     path("prompts/<int:prompt_id>/delete", prompt_views.delete_prompt, name="prompt-delete"),
     path("video/", include("studio.web.video_views")),
+    path("canvas/", include("studio.web.canvas_views")),
+    path("compose/", include("studio.web.compose_views")),
+    path("edit/", include("studio.web.edit_views")),
+    path("assets/", include("studio.web.layers_views")),
 ]

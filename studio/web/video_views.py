@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import orjson
+from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -14,6 +15,7 @@ from studio.gateway.principal import Principal
 from studio.gateway.video_signing import file_path, file_valid, webhook_secret
 from studio.models import ApiKey, ModelKind, PlatformModel, VideoTask
 
+from . import video_forms
 from .files import stream_file
 
 PAGE_SIZE = 50
@@ -27,21 +29,30 @@ def task_row(task: VideoTask) -> dict:
         "video_url": file_path(task.id, "video.mp4") if task.video_id else task.video_upstream_url,
         "last_frame_url": file_path(task.id, "last_frame.png") if task.last_frame_id else "",
         "error_code": task.error_code, "error_message": task.error_message,
+        "video_asset": str(task.video_id or ""),
     }
 
 
 @login_required
 def video_page(request: HttpRequest) -> HttpResponse:
     tasks = [task_row(t) for t in VideoTask.objects.filter(user=request.user).order_by("-created")[:PAGE_SIZE]]
-    models = [{"id": m.model_id, "capabilities": m.capabilities}
+    models = [{"id": m.model_id, "options": video_forms.model_options(m.capabilities)}
               for m in PlatformModel.objects.filter(kind=ModelKind.VIDEO, enabled=True).order_by("model_id")
               if "video.generic" in (m.routes or [])]
     keys = [{"name": k.name, "prefix": k.prefix, "secret": webhook_secret(k.id, request.user.id)}
             for k in ApiKey.objects.filter(owner=request.user, revoked=False)]
     return render(request, "studio/video.html", {
         "tasks": tasks, "tasks_json": orjson.dumps(tasks).decode(), "models": models,
-        "webhook_keys": keys,
+        "webhook_keys": keys, "pickable": video_forms.picker_assets(request.user),
     })
+
+
+@login_required
+def task_rows(request: HttpRequest) -> JsonResponse:
+    """The current rows of some of the user's tasks: a page catches up after missing live events."""
+    ids = [i for i in request.GET.get("ids", "").split(",") if i][:PAGE_SIZE]
+    tasks = VideoTask.objects.filter(user=request.user, id__in=ids)
+    return JsonResponse({"tasks": [task_row(t) for t in tasks]})
 
 
 @login_required
@@ -52,10 +63,12 @@ async def create_task(request: HttpRequest) -> HttpResponse:
 
     user = await request.auser()
     try:
-        body = orjson.loads(request.body)
+        body = await sync_to_async(video_forms.build_body)(user, orjson.loads(request.body))
         task = await video_tasks.create(Principal(user_id=user.id), "C", body)
     except orjson.JSONDecodeError:
         return JsonResponse({"error": {"message": "the body is not JSON", "param": "body"}}, status=400)
+    except video_forms.FormError as exc:
+        return JsonResponse({"error": {"message": exc.message, "param": exc.param}}, status=400)
     except GatewayError as exc:
         return JsonResponse({"error": {"message": exc.message, "param": exc.param}}, status=exc.status)
     return JsonResponse({"task": task_row(task)})
@@ -77,5 +90,6 @@ def video_file(request: HttpRequest, task_id: str, kind: str) -> HttpResponse:
 urlpatterns = [
     path("", video_page, name="video"),
     path("create", create_task, name="video-create"),
+    path("tasks", task_rows, name="video-tasks"),
     path("files/<str:task_id>/<str:kind>", video_file, name="video-file"),
 ]

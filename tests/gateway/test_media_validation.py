@@ -12,6 +12,7 @@ import zlib
 import pytest
 from PIL import Image
 
+from studio.gateway import media_base64
 from studio.gateway import media_validation as mv
 from studio.gateway.errors import BadRequest, PayloadTooLarge
 from studio.gateway.media_validation import (
@@ -263,7 +264,7 @@ def test_base64_oversized_junk_is_refused_before_decoding(monkeypatch: pytest.Mo
     def boom(*args: object, **kwargs: object) -> bytes:
         raise AssertionError("must not decode")
 
-    monkeypatch.setattr(mv.binascii, "a2b_base64", boom)
+    monkeypatch.setattr(media_base64.binascii, "a2b_base64", boom)
     with pytest.raises(PayloadTooLarge):
         decode_base64("!" * 100_000, field=FIELD, max_bytes=1000)
 

@@ -21,6 +21,7 @@ import httpcore
 import pytest
 
 from studio.gateway import safe_fetch as sf
+from studio.gateway import url_safety
 from studio.gateway.errors import BadRequest, PayloadTooLarge
 from studio.gateway.safe_fetch import (
     FetchedMedia,
@@ -443,7 +444,7 @@ async def test_relative_redirect_is_followed(server: Server) -> None:
 
 async def test_every_redirect_hop_is_rechecked(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
     # 127.0.0.1 counts as public for this test; 127.0.0.2 (same loopback net) does not.
-    monkeypatch.setattr(sf, "is_public_address", _only_public("127.0.0.1"))
+    monkeypatch.setattr(url_safety, "is_public_address", _only_public("127.0.0.1"))
     good = server.url("/redirect?to=" + urllib.parse.quote(server.url("/ok"), safe=""))
     assert (
         await fetch_public(good, field=FIELD, max_bytes=1000, allow_private=False)
@@ -464,7 +465,7 @@ async def test_every_redirect_hop_is_rechecked(server: Server, monkeypatch: pyte
 async def test_redirect_to_forbidden_targets(
     server: Server, monkeypatch: pytest.MonkeyPatch, target: str
 ) -> None:
-    monkeypatch.setattr(sf, "is_public_address", _only_public("127.0.0.1"))
+    monkeypatch.setattr(url_safety, "is_public_address", _only_public("127.0.0.1"))
     url = server.url("/redirect?status=307&to=" + urllib.parse.quote(target, safe=""))
     with pytest.raises(UnsafeURL):
         await fetch_public(url, field=FIELD, max_bytes=1000, allow_private=False)
@@ -508,7 +509,7 @@ async def test_connection_is_pinned_to_the_checked_address(
     calls: list[str] = []
     resolver = _fake_resolver({"media.example": ["127.0.0.1", "10.255.255.1"]}, calls)
     monkeypatch.setattr(asyncio.get_running_loop(), "getaddrinfo", resolver)
-    monkeypatch.setattr(sf, "is_public_address", _only_public("127.0.0.1"))
+    monkeypatch.setattr(url_safety, "is_public_address", _only_public("127.0.0.1"))
 
     got = await fetch_public(server.url("/ok", host="media.example"), field=FIELD, max_bytes=1000)
     assert got.data.startswith(b"\x89PNG")

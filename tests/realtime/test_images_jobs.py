@@ -103,7 +103,7 @@ async def test_reference_image_from_the_gallery_drives_an_edit(alice):
     await socket.disconnect()
     await settle()
     generation = await Generation.objects.aget(id=job)
-    assert generation.parameters["inputs"] == {"image": "images[0].file_id"}
+    assert generation.parameters["inputs"] == [{"role": "image", "field": "images[0].file_id"}]
 
 
 async def test_native_job_sends_reference_images_inline(alice):
