@@ -8,6 +8,7 @@ PostgreSQL, ``REDIS_URL`` to the Redis channel layer and cache.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -97,7 +98,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", "timeout": 20}
     )
-    DATABASES["default"].setdefault("TEST", {})["NAME"] = env("SQLITE_TEST_NAME", "") or None
+    # Tests use a file too: an in-memory database shared between threads locks whole tables and
+    # ignores the busy timeout, while a file in WAL mode lets the live server's threads wait.
+    DATABASES["default"].setdefault("TEST", {})["NAME"] = env(
+        "SQLITE_TEST_NAME", str(Path(tempfile.gettempdir()) / f"studio-test-{os.getpid()}.sqlite3")
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", "")
