@@ -1,5 +1,7 @@
 """``python -m bench run``: the whole comparison in one command (see the README's "Benchmarks").
 
+``python -m bench soak``: the gateway's RSS over many requests (is memory flat?), see ``bench/soak.py``.
+
 Installs the benchmark's own requirements (``bench/requirements.txt``) into the running
 interpreter when they are missing, and LiteLLM's proxy into ``bench/.venv-litellm``.
 """
@@ -63,7 +65,34 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--gateway-env", type=env_pair, action="append", default=[], metavar="NAME=VALUE",
                      help="extra environment of the gateway, e.g. STUDIO_UPSTREAM_TRANSPORT=aiohttp")
     run.add_argument("--out", type=Path, default=BENCH_DIR / "results", help="where the JSON and PNG go")
+
+    soak = commands.add_parser("soak", help="the gateway's RSS over many requests: bench/results/soak-*.json, .png")
+    soak.add_argument("--requests", type=positive, default=100_000, help="requests after the warm-up (100000)")
+    soak.add_argument("--concurrency", type=positive, default=16, help="open connections (16)")
+    soak.add_argument("--scenario", choices=list(SCENARIOS), default="chat", help="what is asked (chat)")
+    soak.add_argument("--samples", type=positive, default=20, help="chunks, one RSS reading after each (20)")
+    soak.add_argument("--warmup", type=int, default=2_000, help="requests before the baseline RSS (2000)")
+    soak.add_argument("--tolerance", type=float, default=10.0, help="allowed final drift, percent (10)")
+    soak.add_argument("--max-seconds", type=positive, default=1800, help="time budget of the load (1800)")
+    soak.add_argument("--gateway-env", type=env_pair, action="append", default=[], metavar="NAME=VALUE",
+                      help="extra environment of the gateway")
+    soak.add_argument("--out", type=Path, default=BENCH_DIR / "results", help="where the JSON and PNG go")
     return main
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def soak_options(args: argparse.Namespace):
+    from .soak import Options
+
+    return Options(requests=args.requests, concurrency=args.concurrency, scenario=args.scenario,
+                   samples=args.samples, warmup=max(args.warmup, 0), tolerance_pct=args.tolerance,
+                   max_seconds=args.max_seconds, gateway_env=dict(args.gateway_env), out_dir=args.out)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -71,13 +100,6 @@ def main(argv: list[str] | None = None) -> None:
     ensure_requirements()
     from . import processes, report, runner
 
-    options = runner.Options(
-        duration=2.0 if args.quick else args.duration, concurrency=args.concurrency,
-        rounds=1 if args.quick else args.rounds, targets=args.targets, scenarios=args.scenarios,
-        probe_requests=min(args.probe_requests, 40) if args.quick else args.probe_requests,
-        loadgen=args.loadgen, install_litellm=not args.no_install, gateway_env=dict(args.gateway_env),
-        out_dir=args.out,
-    )
     # The orchestrator itself stays off the servers' core.
     if processes.pin_prefix(processes.LOAD_CORE):
         import os
@@ -85,6 +107,25 @@ def main(argv: list[str] | None = None) -> None:
         os.sched_setaffinity(0, {processes.LOAD_CORE})
     # A plain SIGTERM would skip the clean-up; as SystemExit it stops every server on the way out.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    if args.command == "soak":
+        from . import soak
+
+        options = soak_options(args)
+        try:
+            doc = soak.run(options)  # stops every process it started on any exit
+        except KeyboardInterrupt:
+            raise SystemExit("soak interrupted; every process it started is stopped") from None
+        print(soak.table(doc))
+        json_path, png_path = soak.write(doc, options.out_dir)
+        print(f"\nwritten: {json_path}" + (f"\n         {png_path}" if png_path else ""))
+        return
+    options = runner.Options(
+        duration=2.0 if args.quick else args.duration, concurrency=args.concurrency,
+        rounds=1 if args.quick else args.rounds, targets=args.targets, scenarios=args.scenarios,
+        probe_requests=min(args.probe_requests, 40) if args.quick else args.probe_requests,
+        loadgen=args.loadgen, install_litellm=not args.no_install, gateway_env=dict(args.gateway_env),
+        out_dir=args.out,
+    )
     outcome = runner.run(options)
     rows = report.summarize(outcome)
     print(report.table(rows, outcome))
