@@ -41,6 +41,11 @@ def summarize(outcome: Outcome) -> list[dict]:
                 "rss_peak_mb": max(m.rss_peak for m in runs) / MB,
                 "rss_peak_single_mb": (max(m.probe_rss_peak for m in runs if m.probe_rss_peak) / MB
                                        if any(m.probe_rss_peak for m in runs) else None),
+                # What one connection's requests add on top of the process as it was just before
+                # (memory an earlier concurrent run left in the allocator is not theirs).
+                "rss_extra_single_mb": (max(m.probe_rss_peak - m.probe_rss_start for m in runs
+                                            if m.probe_rss_peak and m.probe_rss_start) / MB
+                                        if any(m.probe_rss_peak and m.probe_rss_start for m in runs) else None),
             }
             if target == "direct":
                 direct = row
@@ -66,14 +71,14 @@ def ratios(rows: list[dict], outcome: Outcome) -> dict:
         return a / b if a is not None and b else None
 
     frame = outcome.frame_bytes.get("image_4k_stream")
-    single_peak = cell("gateway", "image_4k_stream", "rss_peak_single_mb")
+    single_extra = cell("gateway", "image_4k_stream", "rss_extra_single_mb")
     idle = cell("gateway", "image_4k_stream", "rss_idle_mb") or cell("gateway", "chat", "rss_idle_mb")
     return {
         "chat_rps_vs_litellm": ratio(cell("gateway", "chat", "rps"), cell("litellm", "chat", "rps")),
         "chat_rps_vs_raw_floor": ratio(cell("gateway", "chat", "rps"), cell("raw", "chat", "rps")),
         "chat_stream_added_ttfb_ms": cell("gateway", "chat_stream", "added_ttfb_ms"),
         "image_4k_extra_peak_rss_per_frame": (
-            ratio((single_peak - idle) * MB, frame) if single_peak is not None and idle is not None else None),
+            ratio(single_extra * MB, frame) if single_extra is not None else None),
         "gateway_idle_rss_mb": idle,
     }
 

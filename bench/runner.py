@@ -52,6 +52,7 @@ class Measurement:
     rss_peak: int
     probe: dict | None = None
     probe_rss_peak: int | None = None
+    probe_rss_start: int | None = None  # just before the probe: the peak minus this is its own cost
 
 
 @dataclass
@@ -198,14 +199,14 @@ def measure(name: str, target: Running, scenario: Scenario, request: Request, ro
     body_file = workdir / "body.json"
     body_file.write_bytes(request.body)
     url = target.server.base_url + request.path
-    probe = probe_rss = None
+    probe = probe_rss = probe_start = None
     if scenario.stream:
         # Time to first byte on one connection: no queueing in the numbers, only the relay's own delay.
         count = max(5, options.probe_requests // 10) if scenario.large else options.probe_requests
         with Monitor(target.server) as watch:
             probe = python_load(url, body_file, request.headers, concurrency=1,
                                 duration=max(options.duration, 5.0), max_requests=count)
-        probe_rss = watch.usage.rss_peak
+        probe_rss, probe_start = watch.usage.rss_peak, watch.usage.rss_start
     with Monitor(target.server) as watch:
         if tool == "wrk":
             load = wrk.run(url, request.body, request.headers, concurrency=options.concurrency,
@@ -216,7 +217,7 @@ def measure(name: str, target: Running, scenario: Scenario, request: Request, ro
     done = max(load["ok"], 1)
     return Measurement(target=name, scenario=scenario.name, round=round_no, load=load,
                        cpu_us_per_request=watch.usage.cpu_seconds / done * 1e6, rss_peak=watch.usage.rss_peak,
-                       probe=probe, probe_rss_peak=probe_rss)
+                       probe=probe, probe_rss_peak=probe_rss, probe_rss_start=probe_start)
 
 
 def python_load(url: str, body_file: Path, headers: dict[str, str], *, concurrency: int, duration: float,
