@@ -8,28 +8,9 @@ from channels.testing import WebsocketCommunicator
 from studio.asgi import application
 from studio.gateway import recording
 
+from .socket_helpers import collect_until, connect
+
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-async def connect(user) -> WebsocketCommunicator:
-    from channels.routing import URLRouter
-
-    from studio.realtime.routing import websocket_urlpatterns
-
-    communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), "/ws/studio/")
-    communicator.scope["user"] = user
-    connected, _ = await communicator.connect()
-    assert connected
-    return communicator
-
-
-async def collect_until(communicator, kinds: set[str], timeout: float = 30) -> list[dict]:
-    events = []
-    while True:
-        event = await communicator.receive_json_from(timeout=timeout)
-        events.append(event)
-        if event["type"] in kinds:
-            return events
 
 
 async def test_generate_streams_text_and_image_events(alice):
