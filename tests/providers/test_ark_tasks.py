@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
 from studio.gateway.errors import RateLimited, UpstreamError, UpstreamRejected
-from studio.gateway.snapshot import UpstreamEntry
-from studio.providers import http
 from studio.providers.ark import ArkProvider
 from studio.providers.ark_tasks import ark_video_state
 
-from .video_fakes import FakeVendor
+from .video_fakes import mount_vendors, upstream
 
 BASE = "https://ark.fake.test"
 TASKS = "/api/v3/contents/generations/tasks"
@@ -19,18 +16,11 @@ TASKS = "/api/v3/contents/generations/tasks"
 
 @pytest.fixture
 def vendor():
-    def mount(replies):
-        fake = FakeVendor(replies)
-        http.mount(BASE, httpx.ASGITransport(app=fake))
-        return fake
-
-    yield mount
-    http.unmount(BASE)
+    yield from mount_vendors(BASE)
 
 
 def provider() -> ArkProvider:
-    return ArkProvider(UpstreamEntry(id=1, name="ark", protocol="ark", base_url=BASE, credential="ark-secret",
-                                     priority=0, weight=1, timeout=None, model_map={}))
+    return ArkProvider(upstream("ark", BASE, "ark-secret", id=1))
 
 
 async def test_create_posts_body_with_bearer_and_returns_task_id(vendor):

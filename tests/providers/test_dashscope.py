@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
 from studio.gateway.errors import UpstreamError, UpstreamRejected
-from studio.gateway.snapshot import UpstreamEntry
-from studio.providers import http
 from studio.providers.dashscope import DashScopeProvider, dashscope_video_state
 
-from .video_fakes import FakeVendor
+from .video_fakes import mount_vendors, upstream
 
 BASE = "https://dashscope.fake.test"
 SYNTHESIS = "/api/v1/services/aigc/video-generation/video-synthesis"
@@ -18,18 +15,11 @@ SYNTHESIS = "/api/v1/services/aigc/video-generation/video-synthesis"
 
 @pytest.fixture
 def vendor():
-    def mount(replies):
-        fake = FakeVendor(replies)
-        http.mount(BASE, httpx.ASGITransport(app=fake))
-        return fake
-
-    yield mount
-    http.unmount(BASE)
+    yield from mount_vendors(BASE)
 
 
 def provider() -> DashScopeProvider:
-    return DashScopeProvider(UpstreamEntry(id=2, name="ds", protocol="dashscope", base_url=BASE, credential="sk-1",
-                                           priority=0, weight=1, timeout=None, model_map={}))
+    return DashScopeProvider(upstream("dashscope", BASE, "sk-1", id=2))
 
 
 async def test_create_sends_async_header_and_returns_task_id(vendor):

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
+import httpx
 import orjson
+
+from studio.gateway.snapshot import UpstreamEntry
+from studio.providers import http
 
 
 class FakeVendor:
@@ -24,3 +30,19 @@ class FakeVendor:
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": orjson.dumps(reply)})
+
+
+def mount_vendors(base: str) -> Iterator[Callable[[dict], FakeVendor]]:
+    """Body of a fixture: mount a FakeVendor with given replies at ``base``; unmount afterwards."""
+    def mount(replies: dict) -> FakeVendor:
+        fake = FakeVendor(replies)
+        http.mount(base, httpx.ASGITransport(app=fake))
+        return fake
+
+    yield mount
+    http.unmount(base)
+
+
+def upstream(protocol: str, base: str, credential: str, id: int = 1) -> UpstreamEntry:
+    return UpstreamEntry(id=id, name=protocol, protocol=protocol, base_url=base, credential=credential,
+                         priority=0, weight=1, timeout=None, model_map={})
