@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
+from studio.core.errors import AuthenticationFailed, BadRequest
+from studio.core.principal import Principal
 from studio.gateway import snapshot
-from studio.gateway.errors import AuthenticationFailed, BadRequest
-from studio.gateway.principal import Principal, authenticate
+from studio.gateway.auth import authenticate
 
 
 def _bearer(request: HttpRequest) -> str | None:
@@ -18,15 +19,19 @@ def _bearer(request: HttpRequest) -> str | None:
 
 
 def native_key(request: HttpRequest) -> str:
-    """``x-delta-api-key`` (``x-goog-api-key`` as its alias, for the official SDK) or Bearer; one of them."""
+    """``x-delta-api-key`` (``x-goog-api-key`` as its alias, for the official SDK), Bearer, or ``?key=``.
+
+    Several of them may be sent only when they carry the same key.
+    """
     header_key = request.headers.get("x-delta-api-key") or request.headers.get("x-goog-api-key")
-    bearer = _bearer(request)
-    if header_key and bearer and header_key != bearer:
+    given = [key for key in (header_key, _bearer(request), request.GET.get("key")) if key]
+    if len(set(given)) > 1:
         raise BadRequest(
-            "send the API key in one header: x-delta-api-key or Authorization: Bearer, not both",
+            "send the API key in one header (x-delta-api-key or Authorization: Bearer) or as ?key=, "
+            "not different keys in several",
             param="x-delta-api-key",
         )
-    return header_key or bearer or ""
+    return given[0] if given else ""
 
 
 def bearer_key(request: HttpRequest) -> str:

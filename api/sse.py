@@ -5,11 +5,10 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 
-from django.http import StreamingHttpResponse
+from django.http import HttpRequest, StreamingHttpResponse
 
-from studio.gateway.errors import GatewayError
-
-from .errors import error_bytes
+from api.errors import family_for
+from studio.core.errors import GatewayError
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +40,7 @@ def named_error_frame(payload: bytes) -> list[bytes]:
 
 
 async def start_stream(
-    path: str,
+    request: HttpRequest,
     events: AsyncIterator[bytes],
     frame: Callable[[bytes], list[bytes]] = data_frame,
     error_frame: Callable[[bytes], list[bytes]] = data_frame,
@@ -49,7 +48,7 @@ async def start_stream(
     """Await the first event (errors before it become a normal error response), then stream.
 
     An error after the first event can no longer change the status: it is sent as the
-    family's error event and the stream ends.
+    route family's error event and the stream ends.
     """
     first = await anext(events)
 
@@ -61,8 +60,8 @@ async def start_stream(
                 for piece in frame(event):
                     yield piece
         except GatewayError as exc:
-            logger.info("stream on %s ended by %r", path, exc)
-            for piece in error_frame(error_bytes(path, exc)):
+            logger.info("stream on %s ended by %r", request.path, exc)
+            for piece in error_frame(family_for(request).body_bytes(exc)):
                 yield piece
 
     response = StreamingHttpResponse(body(), content_type="text/event-stream")

@@ -4,53 +4,54 @@ from __future__ import annotations
 
 import logging
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
-from ninja import NinjaAPI
 from ninja.errors import HttpError, ValidationError
 
-from studio.gateway.errors import BadRequest, GatewayError, NotFound
-
-from . import (
-    chat,
-    files,
-    images,
-    messages,
-    models_list,
-    native,
-    responses,
-    video_alpha,
-    video_beta,
-    video_generic,
-)
-from .errors import error_response
+from api import embeddings, models_list
+from api.body_limit import too_large_response
+from api.docs import OfflineSwagger
+from api.errors import error_response
+from api.images import files
+from api.images import routes as images
+from api.native import models as native_models
+from api.native import routes as native
+from api.openapi import Api
+from api.text import chat, messages, responses
+from api.video import ark, dashscope, generic
+from studio.core.errors import BadRequest, GatewayError, NotFound
 
 logger = logging.getLogger(__name__)
 
-api = NinjaAPI(
+api = Api(
     title="Studio gateway",
     version="1.0.0",
     description="Image, video and text generation in the established wire formats.",
     urls_namespace="v1",
+    docs=OfflineSwagger(),
     docs_url="/docs",
 )
-api.add_router("", native.router)
-api.add_router("", models_list.router)
-api.add_router("", video_alpha.router)
-api.add_router("", video_beta.router)
-api.add_router("", video_generic.router)
-api.add_router("", images.router)
-api.add_router("", files.router)
-api.add_router("", chat.router)
-api.add_router("", messages.router)
-api.add_router("", responses.router)
+# Order matters where paths overlap: ``models/{model}:generateContent`` before ``models/{model}``.
+for router in (native.router, models_list.router, ark.router, dashscope.router, generic.router, images.router,
+               files.router, chat.router, messages.router, responses.router, embeddings.router):
+    api.add_router("", router)
+
+# The native family again under ``/v1beta``, the Gemini API's own version, so its official client
+# works with its defaults; there the model list answers in Gemini's shape.
+beta = Api(title="Studio gateway (native, v1beta)", version="1.0.0", urls_namespace="v1beta", docs_url=None,
+           openapi_url=None)
+for router in (native.router, native_models.router):
+    beta.add_router("", router)
 
 
 @api.exception_handler(GatewayError)
+@beta.exception_handler(GatewayError)
 def on_gateway_error(request: HttpRequest, exc: GatewayError) -> HttpResponse:
     return error_response(request, exc)
 
 
 @api.exception_handler(ValidationError)
+@beta.exception_handler(ValidationError)
 def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     first = exc.errors[0] if exc.errors else {}
     loc = ".".join(str(p) for p in first.get("loc", ())[1:]) or "body"
@@ -58,16 +59,24 @@ def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespo
 
 
 @api.exception_handler(HttpError)
+@beta.exception_handler(HttpError)
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return error_response(request, GatewayError(str(exc), status=exc.status_code))
 
 
+@api.exception_handler(RequestDataTooBig)
+@beta.exception_handler(RequestDataTooBig)
+def on_body_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    return too_large_response(request)
+
+
 @api.exception_handler(Exception)
+@beta.exception_handler(Exception)
 def on_unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
     logger.exception("unhandled error on %s", request.path)
     return error_response(request, GatewayError("internal error"))
 
 
 async def not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
-    """Unknown /v1 paths answer in the family's body, not Django's HTML page."""
+    """Unknown /v1 paths answer in the nearest family's body, not Django's HTML page."""
     return error_response(request, NotFound(f"no route for {request.method} {request.path}"))

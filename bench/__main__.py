@@ -2,6 +2,14 @@
 
 ``python -m bench soak``: the gateway's RSS over many requests (is memory flat?), see ``bench/soak.py``.
 
+``python -m bench scale``: the gateway with 1 and 2 worker processes sharing Redis, see ``bench/scale.py``.
+
+``python -m bench profile``: py-spy flame graphs of the gateway per scenario, see ``bench/profile.py``.
+
+``--gateway-env`` takes ``NAME=VALUE`` or a preset: ``bare`` (the default: no Redis, no limits,
+no metrics, no request logs) or ``production`` (all of them on). ``run`` measures both: the
+"gateway" target with the chosen preset and "gateway_prod" with "production".
+
 Installs the benchmark's own requirements (``bench/requirements.txt``) into the running
 interpreter when they are missing, and LiteLLM's proxy into ``bench/.venv-litellm``.
 """
@@ -37,15 +45,45 @@ def csv(choices: list[str]):
 
 
 def env_pair(text: str) -> tuple[str, str]:
+    """``NAME=VALUE``, or a preset's name as ``("", name)``."""
+    from bench.targets import PRESETS
+
+    if text in PRESETS:
+        return "", text
     name, sep, value = text.partition("=")
     if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, not {text!r}")
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE or one of {', '.join(PRESETS)}, not {text!r}")
     return name, value
 
 
+def split_env(pairs: list[tuple[str, str]], default: str = "bare") -> tuple[str, dict[str, str]]:
+    """(preset, extra variables) of the ``--gateway-env`` options."""
+    preset = default
+    extra = {}
+    for name, value in pairs:
+        if name:
+            extra[name] = value
+        else:
+            preset = value
+    return preset, extra
+
+
+def add_gateway_options(command: argparse.ArgumentParser) -> None:
+    import os
+
+    from bench.targets import DEFAULT_REDIS
+
+    command.add_argument("--gateway-env", type=env_pair, action="append", default=[], metavar="NAME=VALUE|PRESET",
+                         help="a preset (bare, production) or an extra variable of the gateway, "
+                              "e.g. STUDIO_UPSTREAM_TRANSPORT=aiohttp")
+    command.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS),
+                         help="Redis of the production preset ($BENCH_REDIS_URL, else %(default)s); "
+                              "the run's keys get a prefix of their own")
+
+
 def parser() -> argparse.ArgumentParser:
-    from .scenarios import SCENARIOS
-    from .targets import TARGETS
+    from bench.scenarios import SCENARIOS
+    from bench.targets import TARGETS
 
     main = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     commands = main.add_subparsers(dest="command", required=True)
@@ -62,8 +100,7 @@ def parser() -> argparse.ArgumentParser:
                      help="wrk when installed, else the Python generator (auto)")
     run.add_argument("--probe-requests", type=int, default=200, help="sequential requests of a TTFB probe (200)")
     run.add_argument("--no-install", action="store_true", help="do not install LiteLLM when it is missing")
-    run.add_argument("--gateway-env", type=env_pair, action="append", default=[], metavar="NAME=VALUE",
-                     help="extra environment of the gateway, e.g. STUDIO_UPSTREAM_TRANSPORT=aiohttp")
+    add_gateway_options(run)
     run.add_argument("--out", type=Path, default=BENCH_DIR / "results", help="where the JSON and PNG go")
 
     soak = commands.add_parser("soak", help="the gateway's RSS over many requests: bench/results/soak-*.json, .png")
@@ -74,9 +111,32 @@ def parser() -> argparse.ArgumentParser:
     soak.add_argument("--warmup", type=int, default=2_000, help="requests before the baseline RSS (2000)")
     soak.add_argument("--tolerance", type=float, default=10.0, help="allowed final drift, percent (10)")
     soak.add_argument("--max-seconds", type=positive, default=1800, help="time budget of the load (1800)")
-    soak.add_argument("--gateway-env", type=env_pair, action="append", default=[], metavar="NAME=VALUE",
-                      help="extra environment of the gateway")
+    add_gateway_options(soak)
     soak.add_argument("--out", type=Path, default=BENCH_DIR / "results", help="where the JSON and PNG go")
+
+    scale = commands.add_parser("scale", help="1 and 2 gateway workers sharing Redis: bench/results/scale-*.json")
+    scale.add_argument("--duration", type=float, default=8.0, help="seconds of load per scenario and count (8)")
+    scale.add_argument("--concurrency", type=positive, default=16, help="open connections (16)")
+    scale.add_argument("--rounds", type=positive, default=1, help="rounds per cell; cells are medians (1)")
+    scale.add_argument("--workers", type=csv(["1", "2", "3", "4"]), default=["1", "2"],
+                       help="worker counts, comma-separated (1,2)")
+    scale.add_argument("--scenarios", type=csv(list(SCENARIOS)), default=["chat", "chat_stream"],
+                       help=f"comma-separated, from {','.join(SCENARIOS)} (chat,chat_stream)")
+    scale.add_argument("--server-cpus", default=None,
+                       help="taskset CPU list of the gateway (default: the one server core)")
+    scale.add_argument("--loadgen", choices=["auto", "wrk", "python"], default="auto")
+    add_gateway_options(scale)
+    scale.add_argument("--out", type=Path, default=BENCH_DIR / "results", help="where the JSON goes")
+
+    profile = commands.add_parser("profile", help="py-spy flame graphs of the gateway per scenario: SVG files")
+    profile.add_argument("--duration", type=float, default=8.0, help="seconds of load per scenario (8)")
+    profile.add_argument("--concurrency", type=positive, default=16, help="open connections (16)")
+    profile.add_argument("--scenarios", type=csv(list(SCENARIOS)), default=list(SCENARIOS),
+                         help=f"comma-separated, from {','.join(SCENARIOS)}")
+    profile.add_argument("--format", choices=["flamegraph", "raw"], default="flamegraph",
+                         help="SVG flame graphs, or collapsed stacks as text (raw)")
+    add_gateway_options(profile)
+    profile.add_argument("--out", type=Path, default=BENCH_DIR / "results", help="where the SVG files go")
     return main
 
 
@@ -88,17 +148,29 @@ def positive(text: str) -> int:
 
 
 def soak_options(args: argparse.Namespace):
-    from .soak import Options
+    from bench.soak import Options
 
+    preset, extra = split_env(args.gateway_env)
     return Options(requests=args.requests, concurrency=args.concurrency, scenario=args.scenario,
                    samples=args.samples, warmup=max(args.warmup, 0), tolerance_pct=args.tolerance,
-                   max_seconds=args.max_seconds, gateway_env=dict(args.gateway_env), out_dir=args.out)
+                   max_seconds=args.max_seconds, gateway_env=extra, preset=preset, redis_url=args.redis_url,
+                   out_dir=args.out)
+
+
+def scale_options(args: argparse.Namespace):
+    from bench.scale import Options
+
+    preset, extra = split_env(args.gateway_env, default="production")
+    return Options(duration=args.duration, concurrency=args.concurrency, rounds=args.rounds,
+                   workers=[int(w) for w in args.workers], scenarios=args.scenarios, preset=preset,
+                   redis_url=args.redis_url, gateway_env=extra, server_cpus=args.server_cpus, loadgen=args.loadgen,
+                   out_dir=args.out)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     ensure_requirements()
-    from . import processes, report, runner
+    from bench import processes, report, runner
 
     # The orchestrator itself stays off the servers' core.
     if processes.pin_prefix(processes.LOAD_CORE):
@@ -107,8 +179,28 @@ def main(argv: list[str] | None = None) -> None:
         os.sched_setaffinity(0, {processes.LOAD_CORE})
     # A plain SIGTERM would skip the clean-up; as SystemExit it stops every server on the way out.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    if args.command == "profile":
+        from bench import profile
+
+        preset, extra = split_env(args.gateway_env)
+        written = profile.run(profile.Options(duration=args.duration, concurrency=args.concurrency,
+                                              scenarios=args.scenarios, preset=preset, redis_url=args.redis_url,
+                                              gateway_env=extra, format=args.format, out_dir=args.out))
+        print("written:\n" + "\n".join(f"  {path}" for path in written))
+        return
+    if args.command == "scale":
+        from bench import scale
+
+        options = scale_options(args)
+        try:
+            doc = scale.run(options)  # stops every process it started on any exit
+        except KeyboardInterrupt:
+            raise SystemExit("scale interrupted; every process it started is stopped") from None
+        print(scale.table(doc))
+        print(f"\nwritten: {scale.write(doc, options.out_dir)}")
+        return
     if args.command == "soak":
-        from . import soak
+        from bench import soak
 
         options = soak_options(args)
         try:
@@ -119,12 +211,13 @@ def main(argv: list[str] | None = None) -> None:
         json_path, png_path = soak.write(doc, options.out_dir)
         print(f"\nwritten: {json_path}" + (f"\n         {png_path}" if png_path else ""))
         return
+    preset, extra = split_env(args.gateway_env)
     options = runner.Options(
         duration=2.0 if args.quick else args.duration, concurrency=args.concurrency,
         rounds=1 if args.quick else args.rounds, targets=args.targets, scenarios=args.scenarios,
         probe_requests=min(args.probe_requests, 40) if args.quick else args.probe_requests,
-        loadgen=args.loadgen, install_litellm=not args.no_install, gateway_env=dict(args.gateway_env),
-        out_dir=args.out,
+        loadgen=args.loadgen, install_litellm=not args.no_install, gateway_env=extra,
+        preset=preset, redis_url=args.redis_url, out_dir=args.out,
     )
     outcome = runner.run(options)
     rows = report.summarize(outcome)

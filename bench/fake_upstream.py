@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 import httptools
 import orjson
 
-from .payloads import Payloads
+from bench.payloads import Payloads
 
 GEMINI_PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
 REASONS = {200: b"OK", 400: b"Bad Request", 401: b"Unauthorized", 403: b"Forbidden", 404: b"Not Found",

@@ -52,8 +52,23 @@ def main(argv: list[str] | None = None) -> None:
         upstream.credential = f"{name}-key"
         upstream.save()
 
+    from studio.gateway import price_table
+    from studio.price_data import DEMO_PRICES
+
+    price_table.import_rows(DEMO_PRICES)  # every call's cost is computed, limits on or off
     user, _ = get_user_model().objects.get_or_create(username="bench")
-    _, secret = ApiKey.issue(user, name="bench")
+    key, secret = ApiKey.issue(user, name="bench")
+    if os.environ.get("BENCH_SPEND_LIMITS") == "1":
+        # Limits and budgets on (set high, so they are checked on every call but never refuse):
+        # the cost of the admission and settlement on the hot path.
+        from decimal import Decimal
+
+        from studio.models import Budget, RateLimit
+
+        RateLimit.objects.create(api_key=key, rpm=10**8, tpm=10**9)
+        RateLimit.objects.create(api_key=key, model_id=CHAT_MODEL, rpm=10**8, tpm=10**9)
+        Budget.objects.create(api_key=key, limit_usd=Decimal(10**6), period="day")
+        Budget.objects.create(user=user, limit_usd=Decimal(10**6), period="month")
     sys.stdout.write(orjson.dumps({"key": secret}).decode() + "\n")
 
 

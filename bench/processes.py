@@ -30,8 +30,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def pin_prefix(core: int) -> list[str]:
-    """``taskset -c N`` where it exists and there are two cores to separate; else nothing."""
+def pin_prefix(core: int | str) -> list[str]:
+    """``taskset -c N`` (or a list such as ``1-3``) where it exists and there are two cores to
+    separate; else nothing."""
     if shutil.which("taskset") and (os.cpu_count() or 1) >= 2:
         return ["taskset", "-c", str(core)]
     return []
@@ -107,7 +108,7 @@ class Server:
 
 
 def start(name: str, command: list[str], *, port: int, workdir: Path, env: dict[str, str] | None = None,
-          cwd: Path | None = None, core: int = SERVER_CORE, ready_timeout: float = 60.0) -> Server:
+          cwd: Path | None = None, core: int | str = SERVER_CORE, ready_timeout: float = 60.0) -> Server:
     log_path = workdir / f"{name}.log"
     log = log_path.open("wb")
     process = subprocess.Popen(

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import orjson
 
-from .runner import Outcome, median
-from .scenarios import SCENARIOS
-from .targets import TARGETS
+from bench.runner import Outcome, median
+from bench.scenarios import SCENARIOS
+from bench.targets import TARGETS
 
 MB = 1024 * 1024
 
@@ -50,8 +50,10 @@ def summarize(outcome: Outcome) -> list[dict]:
             if target == "direct":
                 direct = row
             row["added_p50_ms"] = diff(row["p50_ms"], direct["p50_ms"] if direct else None)
+            row["added_p99_ms"] = diff(row["p99_ms"], direct["p99_ms"] if direct else None)
             row["added_ttfb_ms"] = diff(row["ttfb_ms"], direct["ttfb_ms"] if direct else None)
             rows.append(row)
+    cpu_vs_raw(rows)
     return rows
 
 
@@ -59,60 +61,106 @@ def diff(value: float | None, base: float | None) -> float | None:
     return None if value is None or base is None else value - base
 
 
+def cell(rows: list[dict], target: str, scenario: str, key: str) -> float | None:
+    for row in rows:
+        if row["target"] == target and row["scenario"] == scenario:
+            return row[key]
+    return None
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def cpu_vs_raw(rows: list[dict]) -> None:
+    """Each row's CPU per request ÷ the raw relay's on the same scenario (the headline ratio)."""
+    for row in rows:
+        row["cpu_vs_raw"] = ratio(row["cpu_us_per_request"], cell(rows, "raw", row["scenario"], "cpu_us_per_request"))
+
+
+# The issue's targets: (key, label, goal, higher is better). Ratios are taken within one run.
+CPU_SCENARIOS = ("chat", "chat_stream", "image", "image_4k_stream")
+GOALS: list[tuple[str, str, float, bool]] = [
+    *[(f"cpu_vs_raw:{s}", f"CPU/req gateway ÷ raw relay, {SCENARIOS[s].label}", 2.5, False) for s in CPU_SCENARIOS],
+    *[(f"litellm_cpu_vs_gateway:{s}", f"CPU/req LiteLLM ÷ gateway, {SCENARIOS[s].label}", 20.0, True)
+      for s in ("chat", "chat_stream")],
+    *[(f"production_overhead_pct:{s}", f"production features on: extra CPU/req %, {SCENARIOS[s].label}", 5.0, False)
+      for s in CPU_SCENARIOS],
+    ("gateway_idle_rss_mb", "idle gateway worker RSS, MB", 100.0, False),
+    ("image_4k_extra_peak_rss_per_frame", "4K stream: extra peak RSS ÷ frame (1 connection)", 2.0, False),
+    ("chat_stream_added_ttfb_ms", "added TTFB on chat streams, ms (quiet machine)", 1.0, False),
+]
+
+
 def ratios(rows: list[dict], outcome: Outcome) -> dict:
     """The issue's targets, computed from this run where both sides were measured."""
-    def cell(target: str, scenario: str, key: str) -> float | None:
-        for row in rows:
-            if row["target"] == target and row["scenario"] == scenario:
-                return row[key]
-        return None
+    def get(target: str, scenario: str, key: str) -> float | None:
+        return cell(rows, target, scenario, key)
 
-    def ratio(a: float | None, b: float | None) -> float | None:
-        return a / b if a is not None and b else None
-
+    found: dict[str, float | None] = {}
+    for s in CPU_SCENARIOS:
+        gateway = get("gateway", s, "cpu_us_per_request")
+        found[f"cpu_vs_raw:{s}"] = ratio(gateway, get("raw", s, "cpu_us_per_request"))
+        found[f"production_cpu_vs_raw:{s}"] = ratio(get("gateway_prod", s, "cpu_us_per_request"),
+                                                    get("raw", s, "cpu_us_per_request"))
+        found[f"litellm_cpu_vs_gateway:{s}"] = ratio(get("litellm", s, "cpu_us_per_request"), gateway)
+        prod = ratio(get("gateway_prod", s, "cpu_us_per_request"), gateway)
+        found[f"production_overhead_pct:{s}"] = None if prod is None else (prod - 1) * 100
+        found[f"added_p99_ms:{s}"] = get("gateway", s, "added_p99_ms")
+        found[f"production_added_p99_ms:{s}"] = get("gateway_prod", s, "added_p99_ms")
     frame = outcome.frame_bytes.get("image_4k_stream")
-    single_extra = cell("gateway", "image_4k_stream", "rss_extra_single_mb")
-    idle = cell("gateway", "image_4k_stream", "rss_idle_mb") or cell("gateway", "chat", "rss_idle_mb")
-    return {
-        "chat_rps_vs_litellm": ratio(cell("gateway", "chat", "rps"), cell("litellm", "chat", "rps")),
-        "chat_rps_vs_raw_floor": ratio(cell("gateway", "chat", "rps"), cell("raw", "chat", "rps")),
-        "chat_stream_added_ttfb_ms": cell("gateway", "chat_stream", "added_ttfb_ms"),
+    single_extra = get("gateway", "image_4k_stream", "rss_extra_single_mb")
+    found.update({
+        "chat_rps_vs_litellm": ratio(get("gateway", "chat", "rps"), get("litellm", "chat", "rps")),
+        "chat_rps_vs_raw_floor": ratio(get("gateway", "chat", "rps"), get("raw", "chat", "rps")),
+        "chat_stream_added_ttfb_ms": get("gateway", "chat_stream", "added_ttfb_ms"),
         "image_4k_extra_peak_rss_per_frame": (
-            ratio(single_extra * MB, frame) if single_extra is not None else None),
-        "gateway_idle_rss_mb": idle,
-    }
+            ratio(single_extra * MB, frame) if single_extra is not None and frame else None),
+        "gateway_idle_rss_mb": outcome.idle_rss.get("gateway", 0) / MB if "gateway" in outcome.idle_rss else None,
+        "gateway_prod_idle_rss_mb": (outcome.idle_rss.get("gateway_prod", 0) / MB
+                                     if "gateway_prod" in outcome.idle_rss else None),
+    })
+    return found
 
 
-GOALS = {  # (label, goal, higher is better)
-    "chat_rps_vs_litellm": ("chat req/s, gateway ÷ LiteLLM", 20.0, True),
-    "chat_rps_vs_raw_floor": ("chat req/s, gateway ÷ raw floor", 0.4, True),
-    "chat_stream_added_ttfb_ms": ("added TTFB on chat streams, ms", 2.0, False),
-    "image_4k_extra_peak_rss_per_frame": ("4K stream: extra peak RSS ÷ frame (1 connection)", 2.0, False),
-    "gateway_idle_rss_mb": ("idle gateway worker RSS, MB", 100.0, False),
-}
+def verdicts(found: dict) -> dict[str, str]:
+    """"met", "missed" or "n/a" (not measured in this run) per goal."""
+    out = {}
+    for key, _label, goal, higher in GOALS:
+        value = found.get(key)
+        out[key] = "n/a" if value is None else ("met" if (value >= goal if higher else value <= goal) else "missed")
+    return out
 
 
 def fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
-def table(rows: list[dict], outcome: Outcome) -> str:
-    head = ["scenario", "target", "req/s", "p50 ms", "p99 ms", "+p50 ms", "TTFB ms", "+TTFB ms",
-            "CPU µs/req", "RSS idle MB", "RSS peak MB", "errors"]
-    body = [[SCENARIOS[r["scenario"]].label, r["target"], fmt(r["rps"], 0), fmt(r["p50_ms"], 2),
-             fmt(r["p99_ms"], 2), fmt(r["added_p50_ms"], 2), fmt(r["ttfb_ms"], 2), fmt(r["added_ttfb_ms"], 2),
-             fmt(r["cpu_us_per_request"], 0), fmt(r["rss_idle_mb"], 0), fmt(r["rss_peak_mb"], 0),
-             str(r["errors"])] for r in rows]
+def grid(head: list[str], body: list[list[str]]) -> str:
+    """Columns padded to their widest cell; the first two left-aligned, numbers right-aligned."""
     widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True)))
              for line in [head, *body]]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def table(rows: list[dict], outcome: Outcome) -> str:
+    head = ["scenario", "target", "CPU µs/req", "÷ raw", "req/s", "p50 ms", "p99 ms", "+p50 ms", "+p99 ms",
+            "TTFB ms", "+TTFB ms", "RSS idle MB", "RSS peak MB", "errors"]
+    body = [[SCENARIOS[r["scenario"]].label, r["target"], fmt(r["cpu_us_per_request"], 0), fmt(r.get("cpu_vs_raw"), 2),
+             fmt(r["rps"], 0), fmt(r["p50_ms"], 2), fmt(r["p99_ms"], 2), fmt(r["added_p50_ms"], 2),
+             fmt(r["added_p99_ms"], 2), fmt(r["ttfb_ms"], 2), fmt(r["added_ttfb_ms"], 2), fmt(r["rss_idle_mb"], 0),
+             fmt(r["rss_peak_mb"], 0), str(r["errors"])] for r in rows]
+    lines = [grid(head, body), ""]
     found = ratios(rows, outcome)
-    lines.append("")
-    for key, (label, goal, higher) in GOALS.items():
-        value = found[key]
-        verdict = "n/a" if value is None else ("met" if (value >= goal if higher else value <= goal) else "missed")
-        lines.append(f"{label}: {fmt(value, 2)} (goal {'≥' if higher else '≤'} {goal:g}: {verdict})")
+    judged = verdicts(found)
+    for key, label, goal, higher in GOALS:
+        lines.append(f"{label}: {fmt(found.get(key), 2)} (goal {'≥' if higher else '≤'} {goal:g}: {judged[key]})")
+    for s in CPU_SCENARIOS:
+        if found.get(f"added_p99_ms:{s}") is not None:
+            lines.append(f"added p99 latency, {SCENARIOS[s].label}: {fmt(found[f'added_p99_ms:{s}'], 2)} ms bare, "
+                         f"{fmt(found.get(f'production_added_p99_ms:{s}'), 2)} ms production")
     for target, scenarios in outcome.unavailable.items():
         for scenario, why in scenarios.items():
             if why != "not offered by this target":
@@ -134,10 +182,11 @@ def write(outcome: Outcome, rows: list[dict]) -> tuple[Path, Path]:
                     "cpus": __import__("os").cpu_count()},
         "options": {"duration": options.duration, "concurrency": options.concurrency, "rounds": options.rounds,
                     "targets": options.targets, "scenarios": options.scenarios, "loadgen": outcome.loadgen,
-                    "gateway_env": options.gateway_env},
+                    "gateway_env": options.gateway_env, "preset": options.preset},
         "frame_bytes": outcome.frame_bytes,
         "summary": rows,
         "ratios": ratios(rows, outcome),
+        "verdicts": verdicts(ratios(rows, outcome)),
         "unavailable": outcome.unavailable,
         "failed_targets": outcome.failed_targets,
         "server_logs": outcome.log_tails,
@@ -157,8 +206,8 @@ def chart(rows: list[dict], path: Path) -> None:
     scenarios = list(dict.fromkeys(r["scenario"] for r in rows))
     targets = [t for t in TARGETS if any(r["target"] == t for r in rows)]
     fig, axes = plt.subplots(1, 3, figsize=(16, 5))
-    panels = [("rps", "requests/s (log)", True), ("p50_ms", "p50 latency, ms (log)", True),
-              ("cpu_us_per_request", "server CPU µs per request (log)", True)]
+    panels = [("cpu_us_per_request", "server CPU µs per request (log)", True), ("rps", "requests/s (log)", True),
+              ("p50_ms", "p50 latency, ms (log)", True)]
     width = 0.8 / max(len(targets), 1)
     for ax, (key, title, log_scale) in zip(axes, panels, strict=True):
         for i, target in enumerate(targets):
@@ -170,7 +219,7 @@ def chart(rows: list[dict], path: Path) -> None:
         ax.set_title(title)
         if log_scale:
             ax.set_yscale("log")
-    axes[0].legend(fontsize=8)
+    axes[1].legend(fontsize=8)
     fig.suptitle("Studio gateway benchmark: same fake upstream, same run, 1 worker")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

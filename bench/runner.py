@@ -20,10 +20,10 @@ from pathlib import Path
 
 import orjson
 
-from . import processes, wrk
-from .processes import LOAD_CORE, Monitor, Server
-from .scenarios import SCENARIOS, Request, Scenario
-from .targets import TARGETS, Context, Running, install_litellm
+from bench import processes, wrk
+from bench.processes import LOAD_CORE, Monitor, Server
+from bench.scenarios import SCENARIOS, Request, Scenario
+from bench.targets import DEFAULT_REDIS, TARGETS, Context, Running, install_litellm
 
 
 @dataclass
@@ -37,6 +37,8 @@ class Options:
     loadgen: str = "auto"  # auto | wrk | python
     install_litellm: bool = True
     gateway_env: dict[str, str] = field(default_factory=dict)
+    preset: str = "bare"  # of the "gateway" target ("gateway_prod" is always "production")
+    redis_url: str = DEFAULT_REDIS
     out_dir: Path = Path(__file__).resolve().parent / "results"
 
 
@@ -80,7 +82,8 @@ def run(options: Options) -> Outcome:
         stack.callback(shutil.rmtree, workdir, True)
         upstream = start_upstream(workdir)
         stack.callback(upstream.stop)
-        ctx = Context(workdir=workdir, upstream_url=upstream.base_url, gateway_env=options.gateway_env)
+        ctx = Context(workdir=workdir, upstream_url=upstream.base_url, gateway_env=options.gateway_env,
+                      preset=options.preset, redis_url=options.redis_url)
         running: dict[str, Running] = {}
         for name in options.targets:
             if name == "litellm" and options.install_litellm:

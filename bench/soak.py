@@ -32,6 +32,8 @@ class Options:
     tolerance_pct: float = 10.0
     max_seconds: float = 1800.0  # the whole load, warm-up included; a chunk cut short ends the soak
     gateway_env: dict[str, str] = field(default_factory=dict)
+    preset: str = "bare"  # "production": limits, budgets, metrics and request logs on
+    redis_url: str = "redis://127.0.0.1:6379/0"
     out_dir: Path = Path(__file__).resolve().parent / "results"
 
 
@@ -87,10 +89,10 @@ def log(message: str) -> None:
 
 def run(options: Options) -> dict:
     """Start the fake vendor and the gateway, warm up, soak in chunks; always stop both."""
-    from . import runner
-    from .processes import Monitor
-    from .scenarios import SCENARIOS
-    from .targets import TARGETS, Context
+    from bench import runner
+    from bench.processes import Monitor
+    from bench.scenarios import SCENARIOS
+    from bench.targets import TARGETS, Context
 
     scenario = SCENARIOS[options.scenario]
     started = time.time()
@@ -105,7 +107,8 @@ def run(options: Options) -> dict:
         stack.callback(shutil.rmtree, workdir, True)
         upstream = runner.start_upstream(workdir)
         stack.callback(upstream.stop)
-        ctx = Context(workdir=workdir, upstream_url=upstream.base_url, gateway_env=options.gateway_env)
+        ctx = Context(workdir=workdir, upstream_url=upstream.base_url, gateway_env=options.gateway_env,
+                      preset=options.preset, redis_url=options.redis_url)
         log("starting the gateway")
         gateway = TARGETS["gateway"].start(ctx, upstream)
         stack.callback(gateway.server.stop)

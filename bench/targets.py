@@ -11,15 +11,15 @@ import secrets
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from . import processes
-from .gateway_setup import CHAT_MODEL, CHAT_UPSTREAM_MODEL
-from .processes import Server
-from .scenarios import Dialect
+from bench import processes
+from bench.gateway_setup import CHAT_MODEL, CHAT_UPSTREAM_MODEL
+from bench.processes import Server
+from bench.scenarios import Dialect
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(__file__).resolve().parent
@@ -29,6 +29,16 @@ IMAGE_UPSTREAM_MODEL = "gemini-3.1-flash-image-preview"
 VENDOR_KEY = "bench-vendor-key"
 UVICORN = ["-m", "uvicorn", "--host", "127.0.0.1", "--workers", "1", "--no-access-log", "--log-level",
            "warning", "--loop", "uvloop", "--http", "httptools"]
+DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
+
+# The gateway's feature sets. "production": limits and budgets in Redis (a key with rate limits
+# and two budgets, set high so they are checked on every call and never refuse), cost, metrics
+# and JSON request logs. "bare": all of that off (cost is still computed: prices are seeded).
+PRESETS: dict[str, dict[str, str]] = {
+    "bare": {"REDIS_URL": "", "BENCH_SPEND_LIMITS": "0", "STUDIO_METRICS": "0", "STUDIO_REQUEST_LOG": "0"},
+    "production": {"REDIS_URL": "{redis}", "BENCH_SPEND_LIMITS": "1", "STUDIO_METRICS": "1",
+                   "STUDIO_REQUEST_LOG": "1"},
+}
 
 
 @dataclass
@@ -36,7 +46,22 @@ class Context:
     workdir: Path
     upstream_url: str
     gateway_env: dict[str, str]
+    secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(50))
     python: str = sys.executable
+    preset: str = "bare"  # of the "gateway" target; "gateway_prod" is always "production"
+    redis_url: str = DEFAULT_REDIS
+    workers: int = 1
+    server_cpus: str | None = None  # taskset list for the gateway (None: the server core)
+    run_id: str = field(default_factory=lambda: secrets.token_hex(4))
+
+
+def preset_environment(preset: str, ctx: Context) -> dict[str, str]:
+    """The preset's variables; Redis keys of this run get a prefix of their own."""
+    env = {name: value.replace("{redis}", ctx.redis_url) for name, value in PRESETS[preset].items()}
+    if env.get("REDIS_URL"):
+        env["STUDIO_COUNTER_PREFIX"] = f"bench:{ctx.run_id}:spend:"
+        env["STUDIO_REDIS_PREFIX"] = f"bench:{ctx.run_id}"
+    return env
 
 
 @dataclass
@@ -72,8 +97,8 @@ def start_raw(ctx: Context, upstream: Server) -> Running:
     return Running(server, Dialect(dialect.chat_model, dialect.image_model, "/v1", "x-goog-api-key", VENDOR_KEY))
 
 
-def gateway_environment(ctx: Context) -> dict[str, str]:
-    home = ctx.workdir / "gateway"
+def gateway_environment(ctx: Context, preset: str | None = None, name: str = "gateway") -> dict[str, str]:
+    home = ctx.workdir / name
     (home / "media").mkdir(parents=True, exist_ok=True)
     return {
         "DJANGO_SETTINGS_MODULE": "studio.settings",
@@ -83,13 +108,15 @@ def gateway_environment(ctx: Context) -> dict[str, str]:
         "STUDIO_INPROCESS_WORKER": "0",
         "STUDIO_LOG_LEVEL": "WARNING",
         "DEBUG": "false",
+        "SECRET_KEY": ctx.secret_key,  # DEBUG off refuses the public development key
         "PYTHONPATH": str(REPO),
+        **preset_environment(preset or ctx.preset, ctx),
         **ctx.gateway_env,
     }
 
 
-def start_gateway(ctx: Context, upstream: Server) -> Running:
-    env = gateway_environment(ctx)
+def start_gateway(ctx: Context, upstream: Server, preset: str | None = None, name: str = "gateway") -> Running:
+    env = gateway_environment(ctx, preset, name)
     setup = subprocess.run(
         [ctx.python, "-m", "bench.gateway_setup", "--upstream", ctx.upstream_url], cwd=REPO,
         env={**os.environ, **env}, capture_output=True, text=True, timeout=300, check=False,
@@ -98,12 +125,18 @@ def start_gateway(ctx: Context, upstream: Server) -> Running:
         raise RuntimeError(f"gateway setup failed:\n{setup.stdout[-1500:]}\n{setup.stderr[-3000:]}")
     key = orjson.loads(setup.stdout.strip().splitlines()[-1])["key"]
     port = processes.free_port()
+    uvicorn = [*UVICORN[:UVICORN.index("--workers") + 1], str(ctx.workers), *UVICORN[UVICORN.index("--workers") + 2:]]
     server = processes.start(
-        "gateway", [ctx.python, *UVICORN, "--port", str(port), "--lifespan", "on", "studio.asgi:application"],
+        name, [ctx.python, *uvicorn, "--port", str(port), "--lifespan", "on", "studio.asgi:application"],
         port=port, workdir=ctx.workdir, cwd=REPO, env={**env, "PORT": str(port)},
+        core=ctx.server_cpus if ctx.server_cpus is not None else processes.SERVER_CORE,
     )
     return Running(server, Dialect(chat_model=CHAT_MODEL, image_model=IMAGE_MODEL, image_prefix="/v1",
                                    image_key_header="x-delta-api-key", key=key))
+
+
+def start_gateway_production(ctx: Context, upstream: Server) -> Running:
+    return start_gateway(ctx, upstream, preset="production", name="gateway_prod")
 
 
 def litellm_binary() -> Path:
@@ -151,7 +184,8 @@ def start_litellm(ctx: Context, upstream: Server) -> Running:
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("direct", "direct to upstream", start_direct),
-    Target("gateway", "this gateway", start_gateway),
+    Target("gateway", "this gateway (bare)", start_gateway),
+    Target("gateway_prod", "this gateway, production features on", start_gateway_production),
     Target("litellm", "LiteLLM proxy", start_litellm),
     Target("raw", "raw floor (uvicorn + aiohttp)", start_raw),
 )}

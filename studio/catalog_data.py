@@ -9,9 +9,10 @@ from typing import Any
 RATIOS_10 = ["1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"]
 RATIOS_14 = RATIOS_10 + ["1:4", "4:1", "1:8", "8:1"]
 IMAGE_ROUTES = ["images.generations", "images.edits"]
-VIDEO_A_ROUTES = ["video.alpha", "video.generic"]
-VIDEO_B_ROUTES = ["video.beta", "video.generic"]
+VIDEO_ARK_ROUTES = ["video.ark", "video.generic"]
+VIDEO_DASHSCOPE_ROUTES = ["video.dashscope", "video.generic"]
 TEXT_ROUTES = ["chat", "messages", "responses"]
+EMBEDDING_ROUTES = ["embeddings", "native.embed"]  # /v1/embeddings and the native :embedContent
 
 
 # --- video capabilities (spec/video.md field tables); the rules in studio/gateway/video_rules.py read these.
@@ -76,7 +77,7 @@ def native(model_id: str, name: str, upstream: str, sizes: list[str], ratios: li
 def video(model_id: str, protocol: str, upstream: str, group: str, **caps: Any) -> dict[str, Any]:
     return {
         "model_id": model_id, "kind": "video", "display_name": model_id, "default_protocol": protocol,
-        "routes": VIDEO_A_ROUTES if protocol == "ark" else VIDEO_B_ROUTES, "upstream_model": upstream,
+        "routes": VIDEO_ARK_ROUTES if protocol == "ark" else VIDEO_DASHSCOPE_ROUTES, "upstream_model": upstream,
         "owned_by": "alpha" if protocol == "ark" else model_id.split("-")[0].rstrip("0123456789."),
         "capabilities": {"group": group, **caps},
     }
@@ -121,6 +122,20 @@ DEMO_MODELS: list[dict[str, Any]] = [
         "routes": TEXT_ROUTES, "upstream_model": "claude-sonnet-4-5", "owned_by": "epsilon",
         "capabilities": {"context_window": 200000, "max_output_tokens": 64000, "tools": True, "vision": True,
                          "thinking": True},
+    },
+    {
+        "model_id": "omicron-embed-3-small", "kind": "embedding", "display_name": "Omicron Embed 3 Small",
+        "default_protocol": "openai", "routes": EMBEDDING_ROUTES, "upstream_model": "text-embedding-3-small",
+        "owned_by": "omicron",
+        "capabilities": {"dimensions": 1536, "min_dimensions": 1, "flexible_dimensions": True, "max_inputs": 2048,
+                         "input_token_limit": 8191, "output_token_limit": 1},
+    },
+    {
+        "model_id": "delta-embedding-1", "kind": "embedding", "display_name": "Delta Embedding 1",
+        "default_protocol": "gemini", "routes": EMBEDDING_ROUTES, "upstream_model": "gemini-embedding-001",
+        "owned_by": "delta",
+        "capabilities": {"dimensions": 3072, "min_dimensions": 128, "flexible_dimensions": True, "max_inputs": 100,
+                         "input_token_limit": 2048, "output_token_limit": 1},
     },
     video("alpha-2.5", "ark", "dreamina-seedance-2-5-260628", "alpha-2.5", **ALPHA_25),
     video("alpha-2.0", "ark", "dreamina-seedance-2-0-260128", "alpha-2.0", **ALPHA_20),

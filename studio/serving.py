@@ -3,6 +3,14 @@
 /v1 requests carry their own key and need none of the studio's session, CSRF or message
 middleware; giving them a handler with ``API_MIDDLEWARE`` keeps those (and their thread hops)
 off the gateway's hot path.
+
+Measured (buffered and streamed chat through the whole ASGI app in one process, the sandbox
+upstream and the httpx client included, 3 interleaved rounds of 150 requests, median CPU time
+per request): ``ApiASGIHandler`` 2.6 ms buffered / 3.0 ms streamed; Django's ``ASGIHandler``
+with the same lean middleware 4.5 / 4.9 ms; Django's handler with the studio's ``MIDDLEWARE``
+(what /v1 gets without this module) 8.0 / 8.0 ms. It saves about 1.9 ms of CPU per request over
+Django's ``handle`` alone (its thread hops for signals, response closing and 4xx logging), and
+``tests/perf/test_hot_path.py`` (no thread hop on /v1) holds only with it.
 """
 
 from __future__ import annotations
@@ -10,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import tempfile
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -22,7 +31,7 @@ from django.utils.module_loading import import_string
 
 logger = logging.getLogger("studio.serving")
 
-API_PREFIX = "/v1/"
+API_PREFIXES = ("/v1/", "/v1beta/")  # /v1beta: the native family under the Gemini API's version
 
 
 class ApiASGIHandler(ASGIHandler):
@@ -41,9 +50,15 @@ class ApiASGIHandler(ASGIHandler):
 
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         try:
-            body_file = await self.read_body(receive)
+            body_file, size = await self.read_limited_body(receive)
         except RequestAborted:
             return
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if limit is not None and size > limit:
+            # Only the limit was kept: the request states the size it really had (a streamed body
+            # has no Content-Length), so Django's checks and the API's 413 (``api.body_limit``) see it.
+            headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
+            scope = {**scope, "headers": [*headers, (b"content-length", str(size).encode())]}
         set_script_prefix(get_script_prefix(scope))
         request, error_response = self.create_request(scope, body_file)
         if request is None:
@@ -75,6 +90,27 @@ class ApiASGIHandler(ASGIHandler):
             work.result().close()  # request_finished receivers are no-ops in this thread
         body_file.close()
 
+    async def read_limited_body(self, receive: Any) -> tuple[Any, int]:
+        """Django's ``read_body``, keeping at most the body limit (plus one byte) of what is sent:
+        a client streaming gigabytes fills neither memory nor disk. Returns the file and the size sent."""
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        body_file = tempfile.SpooledTemporaryFile(  # noqa: SIM115 - closed with the request, as Django's
+            max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE, mode="w+b")
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                body_file.close()
+                raise RequestAborted()
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if limit is None or size <= limit + 1:
+                body_file.write(chunk)
+            if not message.get("more_body", False):
+                break
+        body_file.seek(0)
+        return body_file, size
+
     async def get_response_async(self, request: Any) -> Any:
         set_urlconf(settings.ROOT_URLCONF)
         response = await self._middleware_chain(request)
@@ -105,10 +141,24 @@ class HttpDispatcher:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope.get("path", "")
-        if path.startswith(API_PREFIX) or path == API_PREFIX[:-1]:
+        if path.startswith(API_PREFIXES) or path in ("/v1", "/v1beta"):
             await self.api(scope, receive, send)
+        elif path == HEALTHZ:
+            await healthz(send)
         else:
             await self.studio(scope, receive, send)
+
+
+HEALTHZ = "/healthz"
+
+
+async def healthz(send: Any) -> None:
+    """The process answers: nothing else is touched (no database, cache or Django)."""
+    body = b'{"status":"ok"}'
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"cache-control", b"no-store")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 class Lifespan:
@@ -134,7 +184,9 @@ class Lifespan:
                 return
 
     async def startup(self) -> None:
-        from studio.gateway import snapshot
+        from studio.gateway import events, health, snapshot  # noqa: F401 - health registers its handlers
+
+        events.start()  # config changes and breaker state from the other processes
 
         try:
             await sync_to_async(snapshot.load_now)()
@@ -147,7 +199,7 @@ class Lifespan:
             logger.info("in-process background worker started")
 
     async def shutdown(self) -> None:
-        from studio.gateway import recording
+        from studio.gateway import events, health, metrics, recording
         from studio.providers.http import close_client
 
         if self.worker_task is not None:
@@ -155,4 +207,7 @@ class Lifespan:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.worker_task
         await recording.drain()
+        await health.drain()
+        await events.stop()
         await close_client()
+        metrics.process_exited()

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -32,14 +33,42 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else default
 
 
-# A fixed development key keeps sessions and signed URLs stable across restarts of a local
-# install; any real deployment sets SECRET_KEY.
-SECRET_KEY = env("SECRET_KEY", "studio-gateway-local-development-key-change-me-in-production")
-DEBUG = env_bool("DEBUG", False)
+# A local install runs without any environment: no SECRET_KEY means development, with DEBUG on
+# and a fixed key that keeps sessions and signed URLs stable across restarts. A deployment sets
+# SECRET_KEY (and DEBUG is then off unless asked for); DEBUG off with the public development key
+# is refused, since anyone could forge sessions, signed media links and the credential key.
+DEVELOPMENT_SECRET_KEY = "studio-gateway-local-development-key-change-me-in-production"
+SECRET_KEY = env("SECRET_KEY", DEVELOPMENT_SECRET_KEY)
+DEBUG = env_bool("DEBUG", SECRET_KEY == DEVELOPMENT_SECRET_KEY)
+if not DEBUG and SECRET_KEY == DEVELOPMENT_SECRET_KEY:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not set: with DEBUG off the gateway refuses the public development key. Set SECRET_KEY "
+        "to a long random value (python -c 'import secrets; print(secrets.token_urlsafe(50))'), or DEBUG=1 for "
+        "a local development run."
+    )
+# Older keys that still verify sessions and signed links while a new SECRET_KEY rolls out.
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS", [])
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 PORT = int(env("PORT", "8000"))
 PUBLIC_BASE_URL = env("PUBLIC_BASE_URL", f"http://127.0.0.1:{PORT}").rstrip("/")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [PUBLIC_BASE_URL])
+
+# HTTPS behind a TLS-terminating proxy: each one off by default (a local install speaks plain
+# HTTP), set from the environment in production (README, "Run in production").
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+# Probes and scrapers on the internal network speak plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = int(env("SECURE_HSTS_SECONDS", "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+# "X-Forwarded-Proto,https": the header a trusted proxy sets on HTTPS requests, and its value.
+_proxy_ssl_header = env_list("SECURE_PROXY_SSL_HEADER", [])
+if _proxy_ssl_header:
+    if len(_proxy_ssl_header) != 2:
+        raise ImproperlyConfigured("SECURE_PROXY_SSL_HEADER is 'Header-Name,value', e.g. 'X-Forwarded-Proto,https'")
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_ssl_header[0].upper().replace("-", "_"), _proxy_ssl_header[1])
 STUDIO_ADMIN_PASSWORD = env("STUDIO_ADMIN_PASSWORD", "")
 
 INSTALLED_APPS = [
@@ -66,7 +95,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 # /v1 needs none of the session, CSRF or message machinery: each request carries its key.
-API_MIDDLEWARE: list[str] = []
+API_MIDDLEWARE: list[str] = ["api.spend_headers.SpendHeadersMiddleware", "api.observe.ObserveMiddleware",
+                             "api.body_limit.BodyLimitMiddleware"]
 
 ROOT_URLCONF = "studio.urls"
 ASGI_APPLICATION = "studio.asgi.application"
@@ -81,6 +111,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "studio.web.budget_status.budget_status",
             ],
         },
     },
@@ -153,22 +184,109 @@ STUDIO_INPROCESS_WORKER = env_bool("STUDIO_INPROCESS_WORKER", True)
 STUDIO_SANDBOX_BASE_URL = "http://sandbox.studio.internal"
 STUDIO_UPSTREAM_TIMEOUT = float(env("STUDIO_UPSTREAM_TIMEOUT", "300"))
 STUDIO_UPSTREAM_CONNECT_TIMEOUT = float(env("STUDIO_UPSTREAM_CONNECT_TIMEOUT", "10"))
+# Per family, seconds an upstream call may take: to connect, to the first byte of the answer
+# (its status line), and in all (the answer's last byte included). Each is answered with the
+# family's timeout error, counted by the breaker, and failed over while nothing was sent.
+# Environment: STUDIO_<FAMILY>_CONNECT_TIMEOUT, STUDIO_<FAMILY>_FIRST_BYTE_TIMEOUT, STUDIO_<FAMILY>_DEADLINE.
+STUDIO_UPSTREAM_DEADLINES = {
+    family: {
+        "connect": float(env(f"STUDIO_{family.upper()}_CONNECT_TIMEOUT", str(STUDIO_UPSTREAM_CONNECT_TIMEOUT))),
+        "first_byte": float(env(f"STUDIO_{family.upper()}_FIRST_BYTE_TIMEOUT", first_byte)),
+        "total": float(env(f"STUDIO_{family.upper()}_DEADLINE", total)),
+    }
+    for family, first_byte, total in (("text", "60", "600"), ("images", "120", "600"), ("video", "60", "120"))
+}
 # Which HTTP transport carries upstream calls: "aiohttp" (measured cheaper per request) or "httpx".
 STUDIO_UPSTREAM_TRANSPORT = env("STUDIO_UPSTREAM_TRANSPORT", "aiohttp")
 # Media waiting to be written by the background recorder beyond which new requests wait.
 STUDIO_RECORDER_MAX_PENDING_BYTES = int(env("STUDIO_RECORDER_MAX_PENDING_BYTES", str(128 * 1024 * 1024)))
+# Seconds before each new try of a record that could not be written; after the last, it is logged as lost.
+STUDIO_RECORDER_RETRY_DELAYS = tuple(float(s) for s in env("STUDIO_RECORDER_RETRY_DELAYS", "1,5,30,120,600").split(","))
 # Lifetime of the unguessable public URLs handed out for stored outputs (response_format=url).
 STUDIO_MEDIA_URL_TTL = int(env("STUDIO_MEDIA_URL_TTL", str(24 * 3600)))
 # Allow client-supplied URLs that resolve to private addresses (only for closed networks).
 STUDIO_FETCH_ALLOW_PRIVATE = env_bool("STUDIO_FETCH_ALLOW_PRIVATE", False)
 
+# Where the shared rate-limit and budget counters live in Redis (names start with this).
+STUDIO_COUNTER_PREFIX = env("STUDIO_COUNTER_PREFIX", "studio:spend:")
+
+# Upstream credentials are encrypted with these Fernet keys (comma-separated; the first encrypts,
+# all decrypt; ``manage.py rotate_credentials`` moves every credential to the first). Unset: a
+# key derived from SECRET_KEY.
+STUDIO_CREDENTIAL_KEYS = env_list("STUDIO_CREDENTIAL_KEYS", [])
+
+# --- operations: health, metrics, logs -------------------------------------------------------------
+# /readyz wants a worker heartbeat at most this old (seconds).
+STUDIO_READY_WORKER_SECONDS = float(env("STUDIO_READY_WORKER_SECONDS", "30"))
+# Prometheus metrics at /metrics; with a token it wants "Authorization: Bearer <token>", without
+# one it answers loopback clients only. PROMETHEUS_MULTIPROC_DIR (an empty folder shared by the
+# processes of a host) sums the metrics of several processes.
+STUDIO_METRICS = env_bool("STUDIO_METRICS", True)
+STUDIO_METRICS_TOKEN = env("STUDIO_METRICS_TOKEN", "")
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
+# One JSON line per /v1 request on the "studio.requests" logger; prompts only when asked for.
+STUDIO_REQUEST_LOG = env_bool("STUDIO_REQUEST_LOG", True)
+STUDIO_LOG_PROMPTS = env_bool("STUDIO_LOG_PROMPTS", False)
+# "json": every log record as one JSON object per line; "plain" (default): readable text.
+STUDIO_LOG_FORMAT = env("STUDIO_LOG_FORMAT", "plain")
+_log_level = env("STUDIO_LOG_LEVEL", "INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "studio.core.logs.JsonFormatter"},
+        "line": {"format": "%(message)s"},  # the request log's lines are JSON already
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler",
+                    "formatter": "json" if STUDIO_LOG_FORMAT == "json" else "plain"},
+        "requests": {"class": "logging.StreamHandler", "formatter": "line"},
+    },
     "loggers": {
-        "studio": {"handlers": ["console"], "level": env("STUDIO_LOG_LEVEL", "INFO")},
-        "api": {"handlers": ["console"], "level": env("STUDIO_LOG_LEVEL", "INFO")},
+        "studio": {"handlers": ["console"], "level": _log_level},
+        "api": {"handlers": ["console"], "level": _log_level},
+        "studio.requests": {"handlers": ["requests"], "level": "INFO", "propagate": False},
     },
 }
+if STUDIO_LOG_FORMAT == "json":
+    LOGGING["root"] = {"handlers": ["console"], "level": "WARNING"}
+    for _name in ("django", "uvicorn", "uvicorn.error", "uvicorn.access"):
+        LOGGING["loggers"][_name] = {"handlers": ["console"], "level": "INFO", "propagate": False}
+
+# --- several processes: Redis connections, shared gateway state, object storage ----------------
+# channels-redis waits for messages with a blocking pop of up to 5 s; redis-py's default 5 s
+# socket timeout would cut that wait and drop every idle WebSocket. The read timeout stays above
+# the pop, keepalive and a periodic health check keep hours-idle pooled connections usable.
+REDIS_CONNECTION_OPTIONS = {
+    "socket_timeout": float(env("REDIS_SOCKET_TIMEOUT", "30")),
+    "socket_connect_timeout": 5.0,
+    "socket_keepalive": True,
+    "health_check_interval": 25,
+}
+if REDIS_URL:
+    CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [{"address": REDIS_URL, **REDIS_CONNECTION_OPTIONS}]
+    CACHES["default"]["OPTIONS"] = dict(REDIS_CONNECTION_OPTIONS)
+# Breaker state and upstream health: in Redis when there is one (every process agrees), else
+# in this process. Config changes are announced on this pub/sub channel.
+STUDIO_REDIS_PREFIX = env("STUDIO_REDIS_PREFIX", "studio")
+
+# Object storage: with STUDIO_S3_BUCKET every stored file (assets, thumbnails, mirrored videos,
+# sandbox files) goes to S3-compatible storage; the credentials come from AWS_ACCESS_KEY_ID /
+# AWS_SECRET_ACCESS_KEY as boto3 reads them. Files are still served by the gateway, with the
+# same access checks and HTTP Range (see studio/web/files.py).
+STUDIO_S3_BUCKET = env("STUDIO_S3_BUCKET", "")
+if STUDIO_S3_BUCKET:
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": STUDIO_S3_BUCKET,
+            "endpoint_url": env("STUDIO_S3_ENDPOINT_URL", "") or None,
+            "region_name": env("STUDIO_S3_REGION", "") or None,
+            "addressing_style": "path" if env("STUDIO_S3_ENDPOINT_URL", "") else None,
+            "file_overwrite": False,
+            "default_acl": None,
+            "querystring_auth": True,
+        },
+    }

@@ -23,6 +23,7 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.STUDIO_INPROCESS_WORKER = False
+    settings.STUDIO_RECORDER_RETRY_DELAYS = (0.05, 0.2)  # a failing record must not hold drain() for minutes
 
 
 @pytest.fixture(autouse=True)
@@ -38,9 +39,10 @@ def _fresh_gateway_state():
 @pytest.fixture
 async def _drain_records_async():
     yield
-    from studio.gateway import recording
+    from studio.gateway import health, recording
 
     await asyncio.wait_for(recording.drain(), timeout=60)
+    await asyncio.wait_for(health.drain(), timeout=60)
 
 
 @pytest.fixture(autouse=True)
@@ -155,3 +157,24 @@ def _has_sansio() -> bool:
     except ImportError:
         return False
     return True
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A real S3 API (moto's server) on a loopback port, for the whole run."""
+    from tests.s3_server import moto_server
+
+    with moto_server() as endpoint:
+        yield endpoint
+
+
+@pytest.fixture
+def s3_bucket(s3_endpoint, settings, monkeypatch) -> str:
+    """Default storage switched to a fresh bucket on the S3 test server; the bucket's name."""
+    from tests.s3_server import CREDENTIALS, new_bucket, storage_settings
+
+    for name, value in CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+    bucket = new_bucket(s3_endpoint)
+    settings.STORAGES = {**settings.STORAGES, "default": storage_settings(s3_endpoint, bucket)}
+    return bucket

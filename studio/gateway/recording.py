@@ -3,6 +3,10 @@
 A /v1 request hands its record to ``submit()`` and returns; a background task per event loop
 collects records and persists them in batches in a worker thread. ``drain()`` waits until
 everything submitted so far is written (tests, shutdown).
+
+A record that cannot be written is never dropped quietly: the failure is logged with the
+record's kind and counted (``failures``), and the record is tried again after a growing delay
+(``STUDIO_RECORDER_RETRY_DELAYS``); only after the last try is it given up, logged as lost.
 """
 
 from __future__ import annotations
@@ -20,6 +24,14 @@ from django.db import close_old_connections, transaction
 logger = logging.getLogger(__name__)
 
 BATCH = 64
+
+
+class Stats:
+    """Counters of this process's recorder, read by metrics."""
+
+    failures = 0  # attempts to persist a record that raised
+    retried = 0  # records queued again after a failure
+    lost = 0  # records given up after the last retry
 
 
 class Record(Protocol):
@@ -43,6 +55,9 @@ class TimedRecord:
         if self.first_byte_ms is None:
             self.first_byte_ms = int((time.perf_counter() - self.started) * 1000)
 
+    def charge(self) -> None:
+        """Settle the call's cost before the record is handed over (records that cost override it)."""
+
     def fail(self, error) -> None:
         self.error = error
         self.finish()
@@ -52,6 +67,7 @@ class TimedRecord:
         if self.submitted:
             return
         self.submitted = True
+        self.charge()
         self.duration_ms = int((time.perf_counter() - self.started) * 1000)
         submit(self)
 
@@ -64,7 +80,7 @@ def _weight(record: Record) -> int:
 
 class Recorder:
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[Record] = asyncio.Queue()
+        self.queue: asyncio.Queue[tuple[Record, int]] = asyncio.Queue()
         self.pending = 0
         self.pending_bytes = 0
         self.idle = asyncio.Event()
@@ -72,14 +88,15 @@ class Recorder:
         self.roomy = asyncio.Event()  # set while the backlog of bytes is under the limit
         self.roomy.set()
         self.task: asyncio.Task | None = None
+        self.delayed = 0  # records waiting for their retry
 
-    def submit(self, record: Record) -> None:
+    def submit(self, record: Record, attempt: int = 0) -> None:
         self.pending += 1
         self.pending_bytes += _weight(record)
         if self.pending_bytes > settings.STUDIO_RECORDER_MAX_PENDING_BYTES:
             self.roomy.clear()
         self.idle.clear()
-        self.queue.put_nowait(record)
+        self.queue.put_nowait((record, attempt))
         if self.task is None or self.task.done():
             self.task = asyncio.get_running_loop().create_task(self._run())
 
@@ -96,10 +113,17 @@ class Recorder:
             batch = [await self.queue.get()]
             while len(batch) < BATCH and not self.queue.empty():
                 batch.append(self.queue.get_nowait())
-            weight = sum(_weight(record) for record in batch)
+            weight = sum(_weight(record) for record, _ in batch)
+            attempts = {id(record): attempt for record, attempt in batch}
+            failed: list[Record] = [record for record, _ in batch]
             try:
-                await sync_to_async(_persist_batch, thread_sensitive=True)(batch)
+                failed = await sync_to_async(_persist_batch, thread_sensitive=True)(failed)
+            except Exception:  # the database itself is out of reach: every record waits for a retry
+                logger.exception("persisting a batch of %d records failed", len(batch))
+                Stats.failures += len(batch)
             finally:
+                for record in failed:
+                    self._retry(record, attempts[id(record)])
                 self.pending -= len(batch)
                 self.pending_bytes = max(self.pending_bytes - weight, 0)
                 if self.pending_bytes <= settings.STUDIO_RECORDER_MAX_PENDING_BYTES:
@@ -107,14 +131,34 @@ class Recorder:
                 if self.pending == 0:
                     self.idle.set()
 
+    def _retry(self, record: Record, attempt: int) -> None:
+        delays = settings.STUDIO_RECORDER_RETRY_DELAYS
+        if attempt >= len(delays):
+            Stats.lost += 1
+            logger.error("giving up on a %s record after %d attempts; it is lost", type(record).__name__,
+                         attempt + 1)
+            return
+        Stats.retried += 1
+        self.pending += 1
+        self.idle.clear()
+        self.delayed += 1
+        asyncio.get_running_loop().call_later(delays[attempt], self._resubmit, record, attempt + 1)
+
+    def _resubmit(self, record: Record, attempt: int) -> None:
+        self.delayed -= 1
+        self.pending -= 1
+        self.submit(record, attempt)
+
     async def drain(self) -> None:
         await self.idle.wait()
 
 
-def _persist_batch(batch: list[Record]) -> None:
+def _persist_batch(batch: list[Record]) -> list[Record]:
+    """Write a batch; returns the records that could not be written (logged and counted)."""
     # Drops the connection only when it is broken or past CONN_MAX_AGE, so a busy recorder
     # keeps one connection instead of reconnecting for every batch.
     close_old_connections()
+    failed: list[Record] = []
     by_type: dict[type, list[Record]] = {}
     for record in batch:
         by_type.setdefault(type(record), []).append(record)
@@ -129,9 +173,13 @@ def _persist_batch(batch: list[Record]) -> None:
                 logger.exception("batch of %d %s failed; retrying one by one", len(records), kind.__name__)
         for record in records:
             try:
-                record.persist()
+                with transaction.atomic():  # all of a record or nothing, so a retry never doubles it
+                    record.persist()
             except Exception:
-                logger.exception("persisting %s failed", kind.__name__)
+                Stats.failures += 1
+                failed.append(record)
+                logger.exception("persisting a %s record failed; it will be tried again", kind.__name__)
+    return failed
 
 
 _recorders: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Recorder] = weakref.WeakKeyDictionary()

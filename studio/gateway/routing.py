@@ -1,33 +1,21 @@
 """Choosing upstreams: priority tiers, weighted order within a tier, and a circuit breaker.
 
-Health lives in process memory so choosing costs no database query; failures and recoveries are
-also written to the Upstream row off the request path (see ``recording``).
+Choosing reads this process's view of the breakers (``health``), so it costs no query; every
+outcome is reported to ``health``, which shares it with the other processes and writes the
+Upstream rows off the request path.
 """
 
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
-from .errors import GatewayError, NoUpstream
-from .snapshot import Snapshot, UpstreamEntry
+from studio.core.entries import Snapshot, UpstreamEntry
+from studio.core.errors import GatewayError, NoUpstream
+from studio.gateway import health, metrics
 
 T = TypeVar("T")
-
-FAILURES_TO_OPEN = 3
-OPEN_SECONDS = 30.0
-
-
-@dataclass(slots=True)
-class _Health:
-    failures: int = 0
-    open_until: float = 0.0
-
-
-_health: dict[int, _Health] = {}
 
 
 def candidates(snapshot: Snapshot, model_id: str, rng: random.Random | None = None) -> list[UpstreamEntry]:
@@ -53,28 +41,22 @@ def candidates(snapshot: Snapshot, model_id: str, rng: random.Random | None = No
             pick = rng.choices(pool, weights=[u.weight for u in pool])[0]
             pool.remove(pick)
             ordered.append(pick)
-    now = time.monotonic()
-    healthy = [u for u in ordered if _health.get(u.id, _Health()).open_until <= now]
+    healthy = [u for u in ordered if not health.view.is_open(u.id)]
     tripped = [u for u in ordered if u not in healthy]
     return healthy + tripped
 
 
 def record_success(upstream: UpstreamEntry) -> None:
-    health = _health.get(upstream.id)
-    if health is not None:
-        health.failures = 0
-        health.open_until = 0.0
+    health.record(upstream.id, None)
 
 
-def record_failure(upstream: UpstreamEntry) -> None:
-    health = _health.setdefault(upstream.id, _Health())
-    health.failures += 1
-    if health.failures >= FAILURES_TO_OPEN:
-        health.open_until = time.monotonic() + OPEN_SECONDS
+def record_failure(upstream: UpstreamEntry, error: GatewayError, tried_next: bool = False) -> None:
+    health.record(upstream.id, f"{type(error).__name__}: {error.message}")
+    metrics.upstream_failed(upstream.name, type(error).__name__, tried_next)
 
 
 def reset_health() -> None:
-    _health.clear()
+    health.reset()
 
 
 async def with_failover(
@@ -82,16 +64,18 @@ async def with_failover(
 ) -> tuple[UpstreamEntry, T]:
     """Call upstreams in order until one succeeds; only retryable errors move on."""
     last: GatewayError | None = None
-    for up in upstreams:
+    for i, up in enumerate(upstreams):
         try:
             result = await call(up)
         except GatewayError as exc:
             if exc.retryable:
-                record_failure(up)
+                record_failure(up, exc, tried_next=i + 1 < len(upstreams))
                 last = exc
                 continue
             raise
         record_success(up)
+        if last is not None:
+            metrics.failed_over(up.name)
         return up, result
     assert last is not None
     raise last
@@ -108,13 +92,15 @@ async def stream_with_failover(
     would splice two different answers, so later errors propagate instead.
     """
     last: GatewayError | None = None
-    for up in upstreams:
+    for i, up in enumerate(upstreams):
         sent = False
         try:
             async for item in open_stream(up):
                 if not sent:
                     sent = True
                     record_success(up)
+                    if last is not None:
+                        metrics.failed_over(up.name)
                     if on_upstream is not None:
                         on_upstream(up)
                 yield item
@@ -126,7 +112,7 @@ async def stream_with_failover(
                 if not sent and on_upstream is not None:
                     on_upstream(up)
                 raise
-            record_failure(up)
+            record_failure(up, exc, tried_next=i + 1 < len(upstreams))
             last = exc
     assert last is not None
     raise last

@@ -2,8 +2,14 @@
 
 A /v1 request must not wait on the database. The snapshot is loaded once (one thread hop on a
 cold process), served from memory afterwards, refreshed in the background when older than
-``STUDIO_CACHE_TTL`` (so several processes agree within seconds), and dropped at once when a row
-changes in this process.
+``STUDIO_CACHE_TTL`` (a safety net), and dropped at once when a key, model or upstream row is
+saved or deleted: in this process right away, and in every other process through the gateway
+event channel (``events``: Redis pub/sub) once the change is committed, so the first request
+after an admin change anywhere uses it.
+
+The sandbox serves a model only while no real vendor account is mapped to it: mapping a real
+upstream (enabled or not) takes the model off the sandbox, so a failing vendor is never "failed
+over" to invented sandbox content.
 """
 
 from __future__ import annotations
@@ -11,60 +17,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
+from studio.core.entries import BudgetEntry, KeyEntry, LimitEntry, ModelEntry, Snapshot, UpstreamEntry
+from studio.gateway import events
+
+SANDBOX_PROTOCOL = "sandbox"
+INVALIDATE = "invalidate"
+
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class KeyEntry:
-    id: int
-    user_id: int
-    team_id: int | None
-    prefix: str
-    allowed_models: frozenset[str] | None  # None: every model
-    expires_at: float | None  # epoch seconds
-
-
-@dataclass(frozen=True, slots=True)
-class ModelEntry:
-    model_id: str
-    kind: str
-    routes: frozenset[str]
-    capabilities: dict[str, Any]
-    default_protocol: str
-    owned_by: str
-    created: int
-
-
-@dataclass(frozen=True, slots=True)
-class UpstreamEntry:
-    id: int
-    name: str
-    protocol: str
-    base_url: str
-    credential: str
-    priority: int
-    weight: int
-    timeout: float | None
-    model_map: dict[str, str]
-
-    def upstream_model(self, model_id: str) -> str:
-        return self.model_map.get(model_id) or model_id
-
-
-@dataclass(slots=True)
-class Snapshot:
-    keys: dict[str, KeyEntry] = field(default_factory=dict)
-    models: dict[str, ModelEntry] = field(default_factory=dict)
-    upstreams_for: dict[str, tuple[UpstreamEntry, ...]] = field(default_factory=dict)
-    upstreams: dict[int, UpstreamEntry] = field(default_factory=dict)
-    loaded_at: float = 0.0
 
 
 def load() -> Snapshot:
@@ -92,9 +58,15 @@ def load() -> Snapshot:
             default_protocol=m.default_protocol,
             owned_by=m.owned_by,
             created=int(m.created.timestamp()),
+            display_name=m.display_name or m.model_id,
+            description=m.description,
         )
     serving: dict[str, list[UpstreamEntry]] = {}
-    for up in Upstream.objects.filter(enabled=True):
+    rows = list(Upstream.objects.all())
+    vendor_models = {m for up in rows if up.protocol != SANDBOX_PROTOCOL for m in (up.model_map or {})}
+    for up in rows:
+        if not up.enabled:
+            continue
         try:
             credential = up.credential
         except ValueError:
@@ -113,11 +85,73 @@ def load() -> Snapshot:
         )
         snap.upstreams[up.id] = entry
         for model_id in entry.model_map:
+            if up.protocol == SANDBOX_PROTOCOL and model_id in vendor_models:
+                continue  # a real vendor serves it: the sandbox never stands in
             serving.setdefault(model_id, []).append(entry)
     snap.upstreams_for = {
         m: tuple(sorted(ups, key=lambda u: (-u.priority, u.name))) for m, ups in serving.items()
     }
+    from studio.gateway import prices
+
+    snap.prices = prices.load_all()
+    snap.budgets = load_budgets()
+    snap.limits = load_limits(snap)
     return snap
+
+
+def load_budgets() -> dict[tuple[str, int], tuple[BudgetEntry, ...]]:
+    """Enabled budgets, each with what the records of its current period already spent."""
+    from datetime import UTC, datetime
+
+    from django.db.models import Sum
+
+    from studio.gateway import budgets, clock
+    from studio.gateway.cost import to_nano
+    from studio.models import Budget, UsageRecord
+
+    now = clock.now()
+    found: dict[tuple[str, int], list[BudgetEntry]] = {}
+    for b in Budget.objects.filter(enabled=True).select_related("api_key", "user", "team"):
+        start, _ = budgets.window(b.period, now)
+        field = {"key": "api_key_id", "user": "user_id", "team": "team_id"}[b.scope]
+        target = {"key": b.api_key_id, "user": b.user_id, "team": b.team_id}[b.scope]
+        rows = UsageRecord.objects.filter(**{field: target})
+        if start:
+            rows = rows.filter(created__gte=datetime.fromtimestamp(start, UTC))
+        spent = rows.aggregate(total=Sum("cost_usd"))["total"] or 0
+        entry = BudgetEntry(id=b.id, scope=b.scope, target_id=target, limit_nano=to_nano(b.limit_usd),
+                            period=b.period, soft_percent=b.soft_percent, base_nano=to_nano(spent),
+                            base_window=start, label=f"the budget of {b.scope_label}")
+        found.setdefault((b.scope, target), []).append(entry)
+    return {k: tuple(v) for k, v in found.items()}
+
+
+def load_limits(snap: Snapshot) -> dict[tuple[int, str], LimitEntry]:
+    """Each key's limits per model scope: its own row, field by field over its team's defaults."""
+    from studio.models import RateLimit
+
+    own: dict[tuple[int, str], RateLimit] = {}
+    team: dict[tuple[int, str], RateLimit] = {}
+    for row in RateLimit.objects.all():
+        if row.api_key_id is not None:
+            own[(row.api_key_id, row.model_id)] = row
+        elif row.team_id is not None:
+            team[(row.team_id, row.model_id)] = row
+    out: dict[tuple[int, str], LimitEntry] = {}
+    if not own and not team:
+        return out
+    fields = ("rpm", "tpm", "ipm", "concurrent_videos")
+    for key in snap.keys.values():
+        scopes = {s for (k, s) in own if k == key.id} | {s for (t, s) in team if t == key.team_id}
+        for scope in scopes:
+            mine, theirs = own.get((key.id, scope)), team.get((key.team_id or 0, scope))
+            values = {}
+            for name in fields:
+                value = getattr(mine, name) if mine is not None else None
+                values[name] = value if value is not None else (getattr(theirs, name) if theirs is not None else None)
+            if any(v is not None for v in values.values()):
+                out[(key.id, scope)] = LimitEntry(**values)
+    return out
 
 
 class _State:
@@ -127,11 +161,6 @@ class _State:
 
 
 _state = _State()
-
-
-def peek() -> Snapshot | None:
-    """The snapshot if one is loaded; never touches the database."""
-    return _state.snapshot
 
 
 async def get() -> Snapshot:
@@ -173,6 +202,11 @@ async def _background_refresh() -> None:
         _state.refreshing = None
 
 
+def peek() -> Snapshot | None:
+    """The snapshot in memory, if any, without loading (metrics, logs)."""
+    return _state.snapshot
+
+
 def load_now() -> Snapshot:
     """Load synchronously (startup, management commands, tests)."""
     _state.snapshot = load()
@@ -180,13 +214,34 @@ def load_now() -> Snapshot:
 
 
 def invalidate(**_: Any) -> None:
+    """Drop this process's snapshot."""
     _state.generation += 1
     _state.snapshot = None
 
 
-def connect_invalidation() -> None:
-    from studio.models import ApiKey, PlatformModel, Upstream
+def changed(**_: Any) -> None:
+    """A key, model or upstream row changed: drop the snapshot here now, and everywhere (this
+    process again included) once the change is committed, so nobody reloads the old rows."""
+    invalidate()
+    transaction.on_commit(announce_change)
 
-    for model in (ApiKey, PlatformModel, Upstream):
-        post_save.connect(invalidate, sender=model, dispatch_uid=f"snapshot-save-{model.__name__}")
-        post_delete.connect(invalidate, sender=model, dispatch_uid=f"snapshot-delete-{model.__name__}")
+
+def announce_change() -> None:
+    invalidate()
+    events.publish_sync({"kind": INVALIDATE})
+
+
+def connect_invalidation() -> None:
+    from studio.models import ApiKey, Budget, PlatformModel, Price, RateLimit, Upstream
+
+    for model in (ApiKey, PlatformModel, Upstream, Price, Budget, RateLimit):
+        post_save.connect(changed, sender=model, dispatch_uid=f"snapshot-save-{model.__name__}")
+        post_delete.connect(changed, sender=model, dispatch_uid=f"snapshot-delete-{model.__name__}")
+
+
+def _on_event(_: dict) -> None:
+    invalidate()
+
+
+events.on(INVALIDATE, _on_event)
+events.on(events.RESYNC, _on_event)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from studio import crypto
+from studio.core import crypto
 
 
 class ModelKind(models.TextChoices):
@@ -13,6 +13,7 @@ class ModelKind(models.TextChoices):
     IMAGE = "image", "Image"
     VIDEO = "video", "Video"
     TEXT = "text", "Text"
+    EMBEDDING = "embedding", "Embedding"
 
 
 class PlatformModel(models.Model):
@@ -37,20 +38,12 @@ class PlatformModel(models.Model):
         return self.model_id
 
 
-class Protocol(models.TextChoices):
-    GEMINI = "gemini", "Gemini"
-    OPENAI = "openai", "OpenAI"
-    ARK = "ark", "Volcengine Ark"
-    DASHSCOPE = "dashscope", "DashScope"
-    ANTHROPIC = "anthropic", "Anthropic"
-    SANDBOX = "sandbox", "Built-in sandbox"
-
-
 class Upstream(models.Model):
     """A configured vendor account. Higher ``priority`` is tried first; ``weight`` splits a tier."""
 
     name = models.CharField(max_length=120, unique=True)
-    protocol = models.CharField(max_length=20, choices=Protocol.choices)
+    # A protocol name of the provider registry (the admin offers its choices), or "sandbox".
+    protocol = models.CharField(max_length=20)
     base_url = models.URLField(max_length=300)
     credential_encrypted = models.TextField(blank=True, editable=False)
     priority = models.IntegerField(default=0)
@@ -62,6 +55,8 @@ class Upstream(models.Model):
     consecutive_failures = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True, blank=True)
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    breaker_open_until = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -13,8 +13,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from .accounts import Team
-from .media import Asset, Generation
+from studio.models.accounts import Team
+from studio.models.media import Asset, Generation
 
 
 class EditSession(models.Model):

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from .accounts import Team
+from studio.models.accounts import Team
 
 
 class Collection(models.Model):

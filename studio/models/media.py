@@ -8,8 +8,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from .accounts import ApiKey, Team
-from .catalog import Upstream
+from studio.models.accounts import ApiKey, Team
+from studio.models.catalog import Upstream
 
 
 def asset_path(instance: Asset, filename: str) -> str:
@@ -45,6 +45,7 @@ class Generation(models.Model):
     finish_reason = models.CharField(max_length=60, blank=True)
     text = models.TextField(blank=True, help_text="Text the model returned with its images.")
     usage = models.JSONField(default=dict, blank=True)
+    cost_usd = models.DecimalField(max_digits=18, decimal_places=9, default=0)
     error = models.JSONField(default=dict, blank=True)
     # Live-event replay: the events of a studio job, without image bytes (images are URLs).
     events = models.JSONField(default=list, blank=True)

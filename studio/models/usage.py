@@ -6,13 +6,14 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from .accounts import ApiKey
-from .catalog import Upstream
+from studio.models.accounts import ApiKey, Team
+from studio.models.catalog import Upstream
 
 
 class UsageRecord(models.Model):
     api_key = models.ForeignKey(ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage")
     model_id = models.CharField(max_length=120)
     upstream = models.ForeignKey(Upstream, on_delete=models.SET_NULL, null=True, blank=True)
     route = models.CharField(max_length=60)
@@ -21,10 +22,13 @@ class UsageRecord(models.Model):
     output_tokens = models.IntegerField(default=0)
     total_tokens = models.IntegerField(default=0)
     images = models.IntegerField(default=0)
+    cached_tokens = models.IntegerField(default=0)
+    video_seconds = models.FloatField(default=0)
+    cost_usd = models.DecimalField(max_digits=18, decimal_places=9, default=0)
     latency_ms = models.IntegerField(null=True, blank=True)
     first_byte_ms = models.IntegerField(null=True, blank=True)
     created = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
         ordering = ["-created"]
-        indexes = [models.Index(fields=["api_key", "-created"])]
+        indexes = [models.Index(fields=["api_key", "-created"]), models.Index(fields=["user", "-created"], name="usage_user_created")]

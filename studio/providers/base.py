@@ -1,49 +1,134 @@
-"""What every upstream protocol adapter shares: transport error mapping and vendor error bodies."""
+"""What every upstream protocol adapter shares: its base-URL rule, transport and vendor error mapping.
+
+A provider class is the one description of a vendor protocol: ``protocol`` (its registry name),
+``capabilities`` (the contracts of ``studio.providers.contracts`` it implements), ``base_url``
+(how an operator's base URL becomes request URLs) and ``error_mapping`` (a vendor's non-2xx body
+as a typed error). Calls go through the process's ``UpstreamClient`` (``providers/http.py``).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import httpx
 import orjson
 
-from studio.gateway.errors import GatewayError, UpstreamTimeout, UpstreamUnavailable, from_upstream_status
-from studio.gateway.snapshot import UpstreamEntry
+from studio.core import request_id
+from studio.core.entries import UpstreamEntry
+from studio.core.errors import GatewayError, UpstreamTimeout, UpstreamUnavailable, from_upstream_status
+from studio.providers.contracts import Capability
+from studio.providers.deadlines import Deadlines, DeadlineStream
+from studio.providers.http import UpstreamClient, get_client
 
-from .http import get_client
+# A vendor's non-2xx answer (status, body, upstream name) as the typed error.
+ErrorMapping = Callable[[int, bytes, str], GatewayError]
+
+
+def plain_error(status: int, body: bytes, upstream_name: str) -> GatewayError:
+    """The mapping for a body in no known shape: its first bytes are the message."""
+    message = body[:500].decode("utf-8", "replace") or f"HTTP {status}"
+    return from_upstream_status(status, message, details={"upstream_status": status})
+
+
+@dataclass(frozen=True, slots=True)
+class BaseUrlRule:
+    """Operators configure a vendor's base URL with or without its API version; both work.
+
+    ``version`` is added when the base URL does not already end in a version ``accepts`` matches.
+    """
+
+    version: str
+    accepts: re.Pattern[str]
+
+    def url(self, base_url: str, path: str) -> str:
+        base = base_url.rstrip("/")
+        return base + ("" if self.accepts.search(base) else self.version) + path
 
 
 class Provider:
     """A thin typed client of one vendor protocol, bound to one configured upstream."""
 
     protocol: ClassVar[str]
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    base_url: ClassVar[BaseUrlRule]
+    error_mapping: ClassVar[ErrorMapping] = staticmethod(plain_error)
+    upstream: UpstreamEntry
+    client: UpstreamClient
+    deadlines: Deadlines | None
 
-    def __init__(self, upstream: UpstreamEntry, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, upstream: UpstreamEntry, client: UpstreamClient | None = None,
+                 deadlines: Deadlines | None = None) -> None:
         self.upstream = upstream
         self.client = client or get_client()
+        self.deadlines = deadlines
 
     # -- to override ---------------------------------------------------------------------------
     def auth_headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.upstream.credential}"}
 
-    def error_from_response(self, status: int, body: bytes) -> GatewayError:
-        """Turn a vendor's non-2xx answer into a typed error. Subclasses read their own body shape."""
-        message = body[:500].decode("utf-8", "replace") or f"HTTP {status}"
-        return from_upstream_status(status, message, details={"upstream_status": status})
+    def check_path(self) -> str:
+        """A cheap authenticated read (a model or task list): ``manage.py upstream test`` calls it."""
+        raise NotImplementedError(f"{type(self).__name__} has no check call")
+
+    async def check(self) -> int:
+        """Call ``check_path``; the HTTP status of a 2xx answer (other answers raise typed errors)."""
+        response = await self.request("GET", self.check_path())
+        return response.status_code
 
     # -- helpers -------------------------------------------------------------------------------
+    def error_from_response(self, status: int, body: bytes) -> GatewayError:
+        """A vendor's non-2xx answer as a typed error, read by the vendor's ``error_mapping``."""
+        return self.error_mapping(status, body, self.upstream.name)
+
     def url(self, path: str) -> str:
-        return self.upstream.base_url + path
+        """``path`` is relative to the vendor's API version (``/images/generations``)."""
+        return self.base_url.url(self.upstream.base_url, path)
 
     def timeout(self) -> httpx.Timeout | None:
+        """The upstream's own read timeout (between two bytes), and the family's connect timeout."""
+        connect = self.deadlines.connect if self.deadlines is not None else None
         if self.upstream.timeout:
-            return httpx.Timeout(self.upstream.timeout, connect=min(self.upstream.timeout, 10.0))
+            return httpx.Timeout(self.upstream.timeout, connect=min(self.upstream.timeout, connect or 10.0))
+        if connect is not None:
+            return httpx.Timeout(self.client.timeout.read, connect=connect, pool=connect)
         return None
 
+    async def _send(self, method: str, path: str, content: bytes | None, params: dict[str, Any] | None,
+                    headers: dict[str, str] | None) -> httpx.Response:
+        """Send; the answer's status line must come within the first-byte deadline, its body
+        within the overall one (each a ``UpstreamTimeout``)."""
+        kwargs = self._kwargs(headers)
+        if self.deadlines is None:
+            return await self.client.send_direct(method, self.url(path), content=content, params=params, **kwargs)
+        deadlines = self.deadlines
+        start = asyncio.get_running_loop().time()
+        first_byte = min(deadlines.first_byte, deadlines.total)
+        try:
+            async with asyncio.timeout(first_byte):
+                response = await self.client.send_direct(method, self.url(path), content=content, params=params,
+                                                         **kwargs)
+        except TimeoutError:
+            raise self._timed_out("first_byte", first_byte) from None
+        response.stream = DeadlineStream(response.stream, start + deadlines.total,
+                                         lambda: self._timed_out("total", deadlines.total))
+        return response
+
+    def _timed_out(self, which: str, seconds: float) -> UpstreamTimeout:
+        what = "sent no answer" if which == "first_byte" else "did not finish its answer"
+        return UpstreamTimeout(f"upstream '{self.upstream.name}' {what} within {seconds:g} s",
+                               details={"timeout": which, "seconds": seconds})
+
     def _kwargs(self, headers: dict[str, str] | None) -> dict[str, Any]:
-        kw: dict[str, Any] = {"headers": {**self.auth_headers(), **(headers or {})}}
+        sent = {**self.auth_headers(), **(headers or {})}
+        rid = request_id.current.get()
+        if rid is not None:
+            sent[request_id.HEADER] = rid
+        kw: dict[str, Any] = {"headers": sent}
         timeout = self.timeout()
         if timeout is not None:
             kw["timeout"] = timeout
@@ -58,18 +143,11 @@ class Provider:
             content = orjson.dumps(json)
             headers = {"content-type": "application/json", **(headers or {})}
         with map_transport_errors(self.upstream.name):
-            send_direct = getattr(self.client, "send_direct", None)
-            if send_direct is None:
-                response = await self.client.request(
-                    method, self.url(path), content=content, params=params, **self._kwargs(headers)
-                )
-            else:
-                response = await send_direct(method, self.url(path), content=content, params=params,
-                                             **self._kwargs(headers))
-                try:
-                    await response.aread()
-                finally:
-                    await response.aclose()
+            response = await self._send(method, path, content, params, headers)
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
         if response.status_code >= 400:
             raise self.error_from_response(response.status_code, response.content)
         return response
@@ -79,19 +157,8 @@ class Provider:
         self, method: str, path: str, *, content: bytes | None = None, headers: dict[str, str] | None = None,
     ) -> AsyncIterator[httpx.Response]:
         """A streamed call; a non-2xx answer is read in full and raised as the typed error."""
-        send_direct = getattr(self.client, "send_direct", None)
-        if send_direct is None:
-            with map_transport_errors(self.upstream.name):
-                async with self.client.stream(
-                    method, self.url(path), content=content, **self._kwargs(headers)
-                ) as response:
-                    if response.status_code >= 400:
-                        body = await response.aread()
-                        raise self.error_from_response(response.status_code, body)
-                    yield response
-            return
         with map_transport_errors(self.upstream.name):
-            response = await send_direct(method, self.url(path), content=content, **self._kwargs(headers))
+            response = await self._send(method, path, content, None, headers)
         try:
             with map_transport_errors(self.upstream.name):
                 if response.status_code >= 400:
@@ -107,9 +174,22 @@ def map_transport_errors(upstream_name: str):
     try:
         yield
     except httpx.TimeoutException as exc:
+        if _refused(exc):  # the aiohttp transport reports a refused connection as a connect timeout
+            raise UpstreamUnavailable(f"upstream '{upstream_name}' refused the connection") from exc
         raise UpstreamTimeout(f"upstream '{upstream_name}' timed out") from exc
     except httpx.TransportError as exc:
         raise UpstreamUnavailable(f"upstream '{upstream_name}' is unreachable: {exc}") from exc
+
+
+def _refused(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionRefusedError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def json_body(body: bytes) -> dict[str, Any]:

@@ -15,9 +15,9 @@ import weakref
 import httpx
 from django.conf import settings
 
-from .asgi_transport import StreamingASGITransport
+from studio.providers.asgi_transport import StreamingASGITransport
 
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, UpstreamClient] = weakref.WeakKeyDictionary()
 _extra_mounts: dict[str, httpx.AsyncBaseTransport] = {}
 
 
@@ -74,7 +74,7 @@ def _parsed(url: str) -> httpx.URL:
     return httpx.URL(url)
 
 
-def _build_client() -> httpx.AsyncClient:
+def _build_client() -> UpstreamClient:
     from studio.sandbox.app import application as sandbox_app
 
     mounts: dict[str, httpx.AsyncBaseTransport] = {
@@ -84,7 +84,7 @@ def _build_client() -> httpx.AsyncClient:
     return UpstreamClient(_network_transport(), mounts, default_timeout())
 
 
-def get_client() -> httpx.AsyncClient:
+def get_client() -> UpstreamClient:
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:

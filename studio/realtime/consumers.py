@@ -2,7 +2,8 @@
 them, and catch up after reconnects from the stored record.
 
 Messages in: ``generate`` {ref, model, prompt, options, inputs, team}, ``compare`` {ref, models,
-prompt, options, inputs, team}, ``subscribe`` {job, after}. Events out: ``{type, id, seq, data}``.
+prompt, options, model_options, inputs, team}, ``variations`` {ref, asset, count}, ``edit`` (see
+``edit``), ``subscribe`` {job, after}. Events out: ``{type, id, seq, data}``.
 """
 
 from __future__ import annotations
@@ -14,23 +15,20 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from studio.gateway.errors import GatewayError
-from studio.gateway.principal import Principal
-
-from .edit_job import start_edit
-from .events import job_group, user_group
-from .job_access import remember_prompt, stored_events, team_for_saving
-from .job_base import StudioJob
-from .job_factory import build_job
-from .job_inputs import InputImage, load_inputs, parse_ids
+from studio.core.errors import GatewayError
+from studio.core.principal import Principal
+from studio.gateway import metrics
+from studio.gateway.jobs.access import remember_prompt, stored_events, team_for_saving
+from studio.gateway.jobs.base import StudioJob
+from studio.gateway.jobs.edit import start_edit
+from studio.gateway.jobs.factory import build_job
+from studio.gateway.jobs.inputs import InputImage, load_inputs, parse_ids
+from studio.gateway.jobs.variations import start_variations
+from studio.gateway.live import job_group, rejection, user_group
 
 logger = logging.getLogger(__name__)
 
 MAX_COMPARE = 4
-
-
-def rejection(ref: Any, exc: GatewayError, model: str | None = None) -> dict[str, Any]:
-    return {"type": "job.rejected", "ref": ref, "data": {"message": exc.message, "param": exc.param, "model": model}}
 
 
 class StudioConsumer(AsyncJsonWebsocketConsumer):
@@ -42,12 +40,14 @@ class StudioConsumer(AsyncJsonWebsocketConsumer):
         self.user = user
         self.user_id: int = user.id
         self.jobs: set[str] = set()
+        metrics.websocket_opened()  # before anything that may fail: disconnect() counts it down
         await self.channel_layer.group_add(user_group(self.user_id), self.channel_name)
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
         if not hasattr(self, "user_id"):
             return
+        metrics.websocket_closed()
         await self.channel_layer.group_discard(user_group(self.user_id), self.channel_name)
         for job in self.jobs:
             await self.channel_layer.group_discard(job_group(job), self.channel_name)
@@ -57,7 +57,7 @@ class StudioConsumer(AsyncJsonWebsocketConsumer):
             return
         action = content.get("action")
         handler = {"generate": self.generate, "compare": self.compare, "subscribe": self.subscribe,
-                   "edit": self.edit}.get(str(action))
+                   "edit": self.edit, "variations": self.variations}.get(str(action))
         if handler is None:
             await self.send_json({"type": "error", "data": {"message": f"unknown action {action!r}"}})
             return
@@ -116,9 +116,12 @@ class StudioConsumer(AsyncJsonWebsocketConsumer):
         run = str(uuid.uuid4())
         await self.send_json({"type": "compare.accepted", "ref": ref, "data": {"compare": run}})
         started = 0
+        own = content.get("model_options") if isinstance(content.get("model_options"), dict) else {}
         for model in dict.fromkeys(map(str, models)):
+            extra = own.get(model) if isinstance(own.get(model), dict) else {}
             try:
-                job = await build_job(principal, model, content.get("prompt"), options, inputs, compare=run)
+                job = await build_job(principal, model, content.get("prompt"), {**options, **extra}, inputs,
+                                      compare=run)
             except GatewayError as exc:
                 await self.send_json(rejection(ref, exc, model))
                 continue
@@ -130,6 +133,10 @@ class StudioConsumer(AsyncJsonWebsocketConsumer):
     async def edit(self, content: dict[str, Any]) -> None:
         """One turn of a multi-turn edit session (see ``edit_job``)."""
         await start_edit(self, content)
+
+    async def variations(self, content: dict[str, Any]) -> None:
+        """Variations of a result, as one group of jobs (see ``variations``)."""
+        await start_variations(self, content)
 
     async def subscribe(self, content: dict[str, Any]) -> None:
         """Follow a job and replay the events after ``after`` from its stored record."""

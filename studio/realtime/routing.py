@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .consumers import StudioConsumer
+from studio.realtime.consumers import StudioConsumer
 
 websocket_urlpatterns = [
     path("ws/studio/", StudioConsumer.as_asgi()),

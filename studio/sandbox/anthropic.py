@@ -14,9 +14,9 @@ from typing import Any
 
 import orjson
 
-from . import textgen
-from .app import Request, Response, json_response, route, sse_response
-from .textgen import Completion, Prompt, Tool, Turn
+from studio.sandbox import textgen
+from studio.sandbox.app import Request, Response, json_response, route, sse_response
+from studio.sandbox.textgen import Completion, Prompt, Tool, Turn
 
 ANTHROPIC_MODELS = ("claude-",)
 STOP_REASON = {"stop": "end_turn", "stop_sequence": "stop_sequence", "length": "max_tokens", "tool_call": "tool_use"}
@@ -75,16 +75,17 @@ def _blocks_text(content: Any, names: dict[str, str]) -> list[Turn]:
     return turns
 
 
-def messages_prompt(body: dict[str, Any]) -> Prompt:
+def messages_prompt(body: dict[str, Any], counting: bool = False) -> Prompt:
+    """The conversation of a messages body; ``counting``: a token count, which has no ``max_tokens``."""
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise _invalid("model: Field required")
     if not model.startswith(ANTHROPIC_MODELS):
         raise AnthropicError(404, f"model: {model}")
     max_tokens = body.get("max_tokens")
-    if max_tokens is None:
+    if max_tokens is None and not counting:
         raise _invalid("max_tokens: Field required")
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+    if not counting and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):
         raise _invalid("max_tokens: Input should be greater than or equal to 1")
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
@@ -92,7 +93,7 @@ def messages_prompt(body: dict[str, Any]) -> Prompt:
     system = body.get("system") or ""
     if isinstance(system, list):
         system = " ".join(str(b.get("text") or "") for b in system if isinstance(b, dict))
-    prompt = Prompt(system=str(system), max_tokens=max_tokens,
+    prompt = Prompt(system=str(system), max_tokens=None if counting else max_tokens,
                     stop=[s for s in body.get("stop_sequences") or () if isinstance(s, str)])
     names: dict[str, str] = {}
     for i, message in enumerate(messages):
@@ -104,13 +105,14 @@ def messages_prompt(body: dict[str, Any]) -> Prompt:
         prompt.turns.extend(turns)
     for tool in body.get("tools") or ():
         if isinstance(tool, dict) and tool.get("name"):
-            prompt.tools.append(Tool(str(tool["name"]), tool.get("input_schema") or {}))
+            prompt.tools.append(Tool(str(tool["name"]), tool.get("input_schema") or {}, str(tool.get("description") or "")))
     choice = body.get("tool_choice") if isinstance(body.get("tool_choice"), dict) else {}
     prompt.tools_disabled = choice.get("type") == "none"
+    prompt.tool_required = choice.get("type") == "any"
     if choice.get("type") == "tool":
-        prompt.forced_tool = str(choice.get("name") or "")
-    elif choice.get("type") == "any" and prompt.tools:
-        prompt.forced_tool = prompt.tools[0].name
+        if choice.get("name") not in {t.name for t in prompt.tools}:
+            raise _invalid(f"tool_choice.name: Tool '{choice.get('name')}' not found in tools")
+        prompt.forced_tool = str(choice.get("name"))
     thinking = body.get("thinking") if isinstance(body.get("thinking"), dict) else {}
     prompt.thinking = thinking.get("type") in ("enabled", "adaptive")
     return prompt
@@ -135,16 +137,30 @@ def _content(result: Completion) -> list[dict[str, Any]]:
     return blocks
 
 
+def _body(request: Request) -> dict[str, Any]:
+    _check_headers(request)
+    try:
+        body = request.json()
+    except orjson.JSONDecodeError:
+        raise _invalid("There was an error parsing the body of your request.") from None
+    if not isinstance(body, dict):
+        raise _invalid("The request body must be a JSON object.")
+    return body
+
+
+@route("POST", r"/v1/messages/count_tokens")
+async def count_tokens(request: Request) -> Response:
+    try:
+        prompt = messages_prompt(_body(request), counting=True)
+    except AnthropicError as exc:
+        return exc.response()
+    return json_response({"input_tokens": prompt.input_tokens()})
+
+
 @route("POST", r"/v1/messages")
 async def messages(request: Request) -> Response:
     try:
-        _check_headers(request)
-        try:
-            body = request.json()
-        except orjson.JSONDecodeError:
-            raise _invalid("There was an error parsing the body of your request.") from None
-        if not isinstance(body, dict):
-            raise _invalid("The request body must be a JSON object.")
+        body = _body(request)
         prompt = messages_prompt(body)
         try:
             result = textgen.generate(prompt)

@@ -1,7 +1,10 @@
 """The sandbox vendor cloud: one ASGI app speaking the real vendors' protocols, offline.
 
-Each protocol module contributes routes; requests reach it in-process through the shared
-upstream client (no socket), or over a port (``python manage.py run_sandbox``) for benchmarks.
+Each protocol module contributes routes (``@route``) when imported. Which modules make up the
+cloud is not listed here: each vendor's registry entry (``studio.providers.registry``) names the
+sandbox modules that imitate it, and the app is given them once at start-up (``install``, from
+the Django app's ``ready``). Requests reach it in-process through the shared upstream client (no
+socket), or over a port (``python manage.py run_sandbox``) for benchmarks.
 """
 
 from __future__ import annotations
@@ -63,18 +66,19 @@ def route(method: str, pattern: str) -> Callable[[Handler], Handler]:
     return decorator
 
 
-# The sandbox's protocol registry: each module registers its routes when imported.
-PROTOCOL_MODULES = ["gemini", "openai_images", "ark_images", "ark_tasks", "dashscope", "openai_text", "anthropic"]
-
-
-def _load_protocols() -> None:
-    for name in PROTOCOL_MODULES:
-        importlib.import_module(f"{__package__}.{name}")
-
-
 class SandboxApp:
     def __init__(self) -> None:
+        self.modules: tuple[str, ...] = ()
         self._loaded = False
+
+    def install(self, modules: tuple[str, ...]) -> None:
+        """The protocol modules (names inside this package) to serve; imported on the first request."""
+        self.modules = modules
+        self._loaded = False
+
+    def _load_protocols(self) -> None:
+        for name in self.modules:
+            importlib.import_module(f"{__package__}.{name}")
 
     async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
         if scope["type"] == "lifespan":
@@ -83,7 +87,7 @@ class SandboxApp:
             await send({"type": "lifespan.shutdown.complete"})
             return
         if not self._loaded:
-            _load_protocols()
+            self._load_protocols()
             self._loaded = True
         body = bytearray()
         while True:

@@ -1,8 +1,8 @@
 """Ark Seedream protocol, offline: ``POST /api/v3/images/generations`` (reference §3).
 
 Real results: text-to-image, image-to-image and multi-reference composition; sequential sets
-("group images") whose length comes from the prompt, capped by ``max_images`` with a per-item
-``error`` for every image past the cap; layer decomposition into positioned RGBA layers; a
+("group images") whose length comes from the prompt, at most ``max_images`` (an upper bound, as
+at the vendor: a prompt asking for more simply gets that many); layer decomposition into positioned RGBA layers; a
 visible watermark by default; prompt optimization returning ``revised_prompt``. Results are
 ``url`` by default, served by this app at ``/api/v3/results/<id>.<ext>`` for 24 hours, or
 ``b64_json``. Streaming sends ``image_generation.partial_succeeded`` / ``partial_failed`` /
@@ -17,18 +17,21 @@ import math
 import re
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from asgiref.sync import sync_to_async
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from PIL import Image
 
-from . import imaging
-from .app import Request, Response, json_response, route, sse_response
-from .gemini import chunk_delay
-from .openai_images import decode_picture
+from studio.models.sandbox import SandboxFile
+from studio.sandbox import imaging
+from studio.sandbox.app import Request, Response, json_response, route, sse_response
+from studio.sandbox.gemini import chunk_delay
+from studio.sandbox.openai_images import decode_picture
 
 MODELS = {
     "dola-seedream-5-0-pro-260628": {"layers": True, "formats": ("jpeg", "png", "webp")},
@@ -41,8 +44,7 @@ TIER_SIDE = {"1K": 1024, "2K": 2048, "4K": 4096}
 MIN_PIXELS, MAX_PIXELS = 1280 * 720, 4096 * 4096
 MAX_REFERENCES, MAX_TOTAL = 14, 15
 RESULT_TTL = 24 * 3600
-_results: OrderedDict[str, tuple[bytes, str, float]] = OrderedDict()
-_MAX_RESULTS = 512
+RESULTS_DIR = "sandbox/results"
 _NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                  "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20}
 _COUNT_RE = re.compile(r"\b(\d{1,2}|" + "|".join(_NUMBER_WORDS) + r")\s+(?:\w+\s+){0,2}?"
@@ -94,10 +96,11 @@ def _reference(value: Any, index: int) -> Image.Image:
         payload = value.split(";base64,", 1)[1]
     elif value.startswith(("http://", "https://")):
         found = re.search(r"/api/v3/results/([0-9a-f]+)\.", value)
-        if not found or found.group(1) not in _results:
+        stored = _load(found.group(1)) if found else None
+        if stored is None:
             raise ArkError(400, "InvalidParameter", "The sandbox cannot download external image URLs; send a data "
                            "URI.", param)
-        return decode_picture(_results[found.group(1)][0])
+        return decode_picture(stored[0])
     else:
         payload = value
     try:
@@ -192,12 +195,28 @@ def revised(prompt: str, mode: str | None) -> str | None:
 
 
 def _store(data: bytes, mime: str) -> str:
-    now = time.time()
-    while _results and (len(_results) >= _MAX_RESULTS or next(iter(_results.values()))[2] < now):
-        _results.popitem(last=False)
+    """Keep a result for its URL (in the database and the media storage: every process serves it)."""
     key = uuid.uuid4().hex
-    _results[key] = (data, mime, now + RESULT_TTL)
+    name = default_storage.save(f"{RESULTS_DIR}/{key}.{mime.split('/')[-1]}", ContentFile(data))
+    SandboxFile.objects.create(key=key, name=name, mime=mime, expires_at=time.time() + RESULT_TTL)
     return key
+
+
+def _load(key: str) -> tuple[bytes, str] | None:
+    entry = SandboxFile.objects.filter(key=key, expires_at__gt=time.time()).first()
+    if entry is None:
+        return None
+    with default_storage.open(entry.name, "rb") as handle:
+        return handle.read(), entry.mime
+
+
+def prune_results(now: float | None = None) -> int:
+    """Delete expired results and their files; the count removed."""
+    expired = list(SandboxFile.objects.filter(expires_at__lte=now or time.time()))
+    for entry in expired:
+        default_storage.delete(entry.name)
+        entry.delete()
+    return len(expired)
 
 
 def _deliver(job: Job, picture: Image.Image, host: str, fmt: str | None = None) -> dict[str, Any]:
@@ -215,8 +234,8 @@ def _deliver(job: Job, picture: Image.Image, host: str, fmt: str | None = None) 
     return item
 
 
-def _pictures(job: Job) -> tuple[list[Image.Image], int]:
-    """The pictures to return and how many more the prompt asked for than ``max_images`` allows."""
+def _pictures(job: Job) -> list[Image.Image]:
+    """The pictures to return: a sequential set as long as the prompt asks, up to ``max_images``."""
     width, height = job.size
     seed = imaging.seed_from("seedream", job.model, job.prompt, width, height)
     if job.sequential:
@@ -224,18 +243,12 @@ def _pictures(job: Job) -> tuple[list[Image.Image], int]:
         allowed = min(job.max_images, MAX_TOTAL - len(job.references))
         count = min(wanted, allowed)
         reference = job.references[0] if job.references else None
-        return imaging.sequential_set(job.prompt, count, width, height, seed=seed, reference=reference), wanted - count
+        return imaging.sequential_set(job.prompt, count, width, height, seed=seed, reference=reference)
     if len(job.references) > 1:
-        return [imaging.render_composition(job.references, job.prompt, width, height, seed=seed)], 0
+        return [imaging.render_composition(job.references, job.prompt, width, height, seed=seed)]
     if job.references:
-        return [imaging.render_edit(job.references[0], job.prompt, seed=seed, size=(width, height))], 0
-    return [imaging.render_prompt_image(job.prompt, width, height, seed=seed)], 0
-
-
-def _cut_error(index: int, job: Job) -> dict[str, Any]:
-    return {"error": {"code": "MaxImagesExceeded", "type": "BadRequest", "param": "max_images",
-                      "message": f"image {index} was not generated: the set is limited to {job.max_images} images "
-                                 "by sequential_image_generation_options.max_images."}}
+        return [imaging.render_edit(job.references[0], job.prompt, seed=seed, size=(width, height))]
+    return [imaging.render_prompt_image(job.prompt, width, height, seed=seed)]
 
 
 def build_items(job: Job, host: str) -> list[dict[str, Any]]:
@@ -254,9 +267,7 @@ def build_items(job: Job, host: str) -> list[dict[str, Any]]:
             item.update(z_index=layer.z_index, name=layer.name, description=layer.description)
             items.append(item)
         return items
-    pictures, cut = _pictures(job)
-    items = [_deliver(job, picture, host) for picture in pictures]
-    items += [_cut_error(len(pictures) + i, job) for i in range(cut)]
+    items = [_deliver(job, picture, host) for picture in _pictures(job)]
     if note:
         for item in items:
             if "error" not in item:
@@ -322,8 +333,8 @@ async def generations(request: Request) -> Response:
 
 @route("GET", r"/api/v3/results/(?P<key>[0-9a-f]{32})\.(?P<ext>png|jpeg|webp)")
 async def result_file(request: Request) -> Response:
-    entry = _results.get(request.params["key"])
-    if entry is None or entry[2] < time.time():
+    entry = await sync_to_async(_load)(request.params["key"])
+    if entry is None:
         return json_response({"error": {"code": "NotFound", "message": "The result has expired or does not exist.",
                                          "param": "", "type": "NotFound"}}, 404)
     return Response(body=entry[0], content_type=entry[1], headers={"cache-control": "private, max-age=86400"})

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from . import video_jobs
-from .app import Request, Response, json_response, route
+from studio.models.sandbox import SandboxVideoJob
+from studio.sandbox import video_jobs
+from studio.sandbox.app import Request, Response, json_response, route
 
 TASKS = "/api/v3/contents/generations/tasks"
 RATIOS = {"16:9", "4:3", "1:1", "3:4", "9:16", "21:9", "adaptive"}
@@ -62,25 +62,25 @@ async def create(request: Request) -> Response:
         duration = 5  # -1: the model chooses
     width, height = video_jobs.size_for(resolution, ratio, images["first_frame"])
     seed = body.get("seed", -1)
-    job = video_jobs.SandboxVideoJob(
+    host = request.headers.get("host", "sandbox")
+    job = video_jobs.NewVideoJob(
         id=video_jobs.new_id("cgt-"), model=str(body["model"]), prompt=prompt, width=width, height=height,
         duration=float(duration), seed=seed if isinstance(seed, int) and seed >= 0 else 1276,
         audio=bool(body.get("generate_audio", True)), want_last_frame=bool(body.get("return_last_frame")),
         ratio=ratio, resolution=resolution, first_frame=images["first_frame"], last_frame=images["last_frame"],
-        references=references, extra=body, callback_url=str(body.get("callback_url") or ""),
+        references=references, extra=body, callback_url=str(body.get("callback_url") or ""), host=host,
     )
-    host = request.headers.get("host", "sandbox")
-    job.record = lambda j: task_record(j, host)
-    video_jobs.submit(job)
-    return json_response({"id": job.id})
+    created = await video_jobs.submit(job, record=lambda j: task_record(j, host))
+    return json_response({"id": created.id})
 
 
-def task_record(job: video_jobs.SandboxVideoJob, host: str) -> dict[str, Any]:
-    status = job.phase()
-    body = job.extra
+def task_record(job: SandboxVideoJob, host: str) -> dict[str, Any]:
+    status = video_jobs.phase(job)
+    body = job.request
+    updated = video_jobs.finished_at(job) or video_jobs.started_at(job) or job.created
     record: dict[str, Any] = {
         "id": job.id, "model": job.model, "status": status,
-        "created_at": int(job.created), "updated_at": int(job.finished or job.started or job.created),
+        "created_at": int(job.created), "updated_at": int(updated),
         "seed": job.seed, "resolution": job.resolution, "ratio": job.ratio, "framespersecond": 24,
         "service_tier": body.get("service_tier", "default"),
         "execution_expires_after": body.get("execution_expires_after", 172800),
@@ -93,7 +93,7 @@ def task_record(job: video_jobs.SandboxVideoJob, host: str) -> dict[str, Any]:
     if body.get("safety_identifier"):
         record["safety_identifier"] = body["safety_identifier"]
     if status == "succeeded":
-        video_url, last_frame_url = job.urls(host)
+        video_url, last_frame_url = video_jobs.urls(job, host)
         record["content"] = {"video_url": video_url, **({"last_frame_url": last_frame_url} if last_frame_url else {})}
         tokens = int(job.width * job.height * 24 * job.duration / 1024)
         record["usage"] = {"completion_tokens": tokens, "total_tokens": tokens}
@@ -108,7 +108,7 @@ def task_record(job: video_jobs.SandboxVideoJob, host: str) -> dict[str, Any]:
 async def get(request: Request) -> Response:
     if (denied := _unauthorized(request)) is not None:
         return denied
-    job = video_jobs.get(request.params["task_id"])
+    job = await video_jobs.get(request.params["task_id"])
     if job is None:
         return ark_error(404, "ResourceNotFound", "the specified task is not found", kind="NotFound")
     return json_response(task_record(job, request.headers.get("host", "sandbox")))
@@ -118,12 +118,9 @@ async def get(request: Request) -> Response:
 async def delete(request: Request) -> Response:
     if (denied := _unauthorized(request)) is not None:
         return denied
-    job = video_jobs.get(request.params["task_id"])
-    if job is None:
+    found = await video_jobs.cancel(request.params["task_id"])
+    if found is None:
         return ark_error(404, "ResourceNotFound", "the specified task is not found", kind="NotFound")
-    if job.phase() == "queued":
-        job.cancelled = True
-        job.finished = time.time()
-    elif job.phase() == "running":
-        return ark_error(409, "OperationDenied.InvalidState", "a running task cannot be cancelled")
+    if found == "running":
+        return ark_error(400, "OperationDenied.InvalidState", "a running task cannot be cancelled")
     return json_response({})

@@ -1,8 +1,11 @@
 """Instruction-driven edits for the offline image model.
 
 An edit instruction is read for words that map to image operations ("warmer", "black and white",
-"blur", "mirror", colour words...) and for things to draw ("add a red star"). The result must
-stay recognisably the input picture, which is what makes the sandbox edit believable.
+"blur", "mirror", colour words...) and for things to draw ("add a red star"). When it names a
+region of the picture ("remove the cat", "make the sky pink", "pixelate the house"), the edit
+acts on that region only (see :mod:`studio.sandbox.regions`): a removal fills the region from its
+surroundings, colour words recolour it and style words restyle it. The result must stay
+recognisably the input picture, which is what makes the sandbox edit believable.
 """
 
 from __future__ import annotations
@@ -11,14 +14,28 @@ import random
 import re
 from dataclasses import replace
 
-from PIL import Image, ImageDraw, ImageEnhance, ImageFilter, ImageOps, ImageStat
+import numpy as np
+from PIL import Image, ImageChops, ImageDraw, ImageEnhance, ImageFilter, ImageOps, ImageStat
 
-from . import scene
-from .palette import COLOR_WORDS, RGB, Palette, analyse_prompt, dominant_colour, hls, make_palette, mix, rgba
+from studio.sandbox import regions as named
+from studio.sandbox import scene
+from studio.sandbox.layers import heal
+from studio.sandbox.palette import (
+    COLOR_WORDS,
+    RGB,
+    Palette,
+    analyse_prompt,
+    dominant_colour,
+    hls,
+    make_palette,
+    mix,
+    rgba,
+)
 
 # (pattern, operation). Matches are applied in the order they appear in the instruction; when
 # two patterns overlap the earlier, longer match wins ("black and white" is not a black tint).
 _EDIT_RULES: tuple[tuple[str, str], ...] = (
+    (r"\b(?:upscal\w*|upsampl\w*|super[\s-]?resolution|higher\s+resolution|enlarge)\b", "upscale"),
     (r"black\s*(?:and|&)\s*white|\bb\s*&\s*w\b|\bgr[ae]y\s*scale\b|\bmonochrome\b|\bnoir\b", "grayscale"),
     (r"\bsepia\b", "sepia"),
     (r"\b(?:vintage|retro|aged|antique|old[\s-]?(?:photo|school|fashioned))\b", "vintage"),
@@ -53,6 +70,10 @@ _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "fi
                  "eight": 8, "nine": 9, "ten": 10, "few": 3, "several": 4, "many": 7, "some": 3}
 _NEGATION_RE = re.compile(r"\b(?:remove|erase|delete|without|no|minus|get rid of)\b")
 _SKY_ELEMENTS = {"sun", "moon", "star", "cloud", "bird"}
+# Operations that move pixels: they apply to the whole picture, never to one region.
+_GEOMETRIC_OPS = {"mirror", "flip", "rotate", "tilt", "upscale"}
+_REMOVE_WORDS_RE = re.compile(r"\b(?:remove|erase|delete|get\s+rid\s+of|take\s+out|take\s+away|clear)\b")
+RECOLOUR_AMOUNT = 0.85  # a named region's new colour replaces most of the old one
 _GROUND_ELEMENTS = {"cat", "tree", "house", "flower", "boat"}
 
 
@@ -129,6 +150,8 @@ def _enhance(kind: type[ImageEnhance._Enhance], img: Image.Image, factor: float,
 def _apply_op(img: Image.Image, op: str, arg: object, k: float, instruction: str) -> Image.Image:
     W, H = img.size
     u = min(W, H)
+    if op == "upscale":  # the resize to the larger size already happened; restore crisp edges
+        return img.filter(ImageFilter.UnsharpMask(radius=max(1.0, u / 700), percent=60, threshold=3))
     if op == "grayscale":
         return ImageOps.grayscale(img).convert("RGB")
     if op == "sepia":
@@ -198,8 +221,8 @@ def _apply_op(img: Image.Image, op: str, arg: object, k: float, instruction: str
 
 
 def _draw_edit_elements(img: Image.Image, elements: list[tuple[str, int, RGB | None]], rng: random.Random,
-                        pal: Palette) -> None:
-    """Draw requested elements ("add a red star") straight onto the full-size picture."""
+                        pal: Palette, notes: named.SceneNotes) -> None:
+    """Draw requested elements ("add a red star") straight onto the full-size picture, noting each."""
     W, H = img.size
     u = min(W, H)
     for kind, count, colour in elements:
@@ -215,6 +238,13 @@ def _draw_edit_elements(img: Image.Image, elements: list[tuple[str, int, RGB | N
             else:
                 y = H * rng.uniform(0.35, 0.6)
             s = u * rng.uniform(0.7, 1.0)
+            scale = {"sun": 0.08, "moon": 0.07, "cloud": 0.3, "bird": 0.035, "cat": 0.3, "house": 0.22,
+                     "flower": 0.045, "boat": 0.16}
+            word = "" if colour is None else next((w for w, c in COLOR_WORDS.items() if c == colour), "")
+            if kind in scale:
+                notes.element(kind, x, y, s * scale[kind], word)
+            else:  # drawn with a random angle or form: found by its contrast when named
+                notes.add(kind, *named.element_box(kind, x, y, s * (0.35 if kind == "tree" else 0.1)), word)
             if kind == "sun":
                 scene.draw_sun(img, x, y, s * 0.08, p)
             elif kind == "moon":
@@ -241,23 +271,102 @@ def _draw_edit_elements(img: Image.Image, elements: list[tuple[str, int, RGB | N
                 scene.draw_shape(d, kind, x, y, r, rgba(fill, 240), rng.uniform(-15, 15))
 
 
-def apply_edit(img: Image.Image, instruction: str, rng: random.Random) -> Image.Image:
+def is_upscale(instruction: str) -> bool:
+    """True when the instruction asks only for a larger copy (no other operation or drawing)."""
+    ops, elements = _parse_edit(" ".join(instruction.split()))
+    return [op for op, _ in ops] == ["upscale"] and not elements
+
+
+def fill_across(img: Image.Image, hole: Image.Image) -> Image.Image:
+    """``img`` with the ``hole`` (L, 255 = hole) filled from its surroundings: each row bridged from
+    the pixels left and right of it (landscapes are layered in rows: sky, hills, ground), then
+    blended with a fill from every side and softened, so no streak or edge shows."""
+    pixels = np.asarray(img.convert("RGB"), dtype=np.float32).copy()
+    inside = np.asarray(hole) > 127
+    columns = np.arange(pixels.shape[1])
+    for y in np.flatnonzero(inside.any(axis=1)):
+        gap, known = inside[y], ~inside[y]
+        if known.any():
+            for c in range(3):
+                pixels[y, gap, c] = np.interp(columns[gap], columns[known], pixels[y, known, c])
+    across = Image.fromarray(pixels.clip(0, 255).astype(np.uint8))
+    around = heal(img.convert("RGB"), hole)
+    blended = Image.blend(across, around, 0.35)
+    radius = max(1.0, min(img.size) / 160)
+    return Image.composite(blended.filter(ImageFilter.GaussianBlur(radius)), img,
+                           hole.filter(ImageFilter.GaussianBlur(radius)))
+
+
+def _edit_region(img: Image.Image, target: named.Target, rest: str, k: float) -> tuple[Image.Image, list[str]]:
+    """Remove, recolour or restyle the target's regions; the words left say how. Returns the picture
+    and the colour word the regions now have ("" when unchanged)."""
+    mask = Image.new("L", img.size, 0)
+    for region in target.regions:
+        mask = ImageChops.lighter(mask, named.region_mask(img, region))
+    if target.remove:  # a wider hole, so no outline of what was removed is left behind
+        grow = max(1, round(min(img.size) / 120)) * 2 + 1
+        return fill_across(img, mask.filter(ImageFilter.MaxFilter(grow))), []
+    ops, _ = _parse_edit(rest)
+    edited = img
+    colours = []
+    for op, arg in ops:
+        if op in _GEOMETRIC_OPS:
+            continue
+        if op == "tint" and isinstance(arg, tuple):
+            edited = _tint(edited, arg, RECOLOUR_AMOUNT)
+            colours.append(next(w for w, c in COLOR_WORDS.items() if c == arg))
+        else:
+            edited = _apply_op(edited, op, arg, k, rest.lower())
+    if not ops:  # named but no change asked for: make it stand out a little
+        edited = _enhance(ImageEnhance.Contrast, _enhance(ImageEnhance.Color, img, 1.3, 1.0), 1.1, 1.0)
+    return Image.composite(edited, img, mask), colours
+
+
+def apply_edit(img: Image.Image, instruction: str, rng: random.Random,
+               regions: list[named.Region] | None = None) -> tuple[Image.Image, list[named.Region] | None]:
     """Apply the operations and drawings ``instruction`` asks for to an RGB image.
 
     Operations run in the order their words appear; with nothing recognised a gentle
     stylisation (richer colour, a faint seeded tint, a soft vignette) keeps the edit visible.
+    When the instruction names a region ("the cat", "all the clouds"), its colour and style words
+    act on that region and "remove" fills it from its surroundings. ``regions`` are the picture's
+    known regions (segmented when None and a region is named); returned as they are after the edit
+    (None when the edit moved pixels, so the boxes no longer hold).
     """
     text = " ".join(instruction.split())
-    ops, elements = _parse_edit(text)
     k = _strength(text.lower())
+    target = None
+    if named.TARGET_RE.search(text.lower()):
+        if regions is None:
+            regions = named.segmented(img)
+        target = named.find_target(text, regions)
+    if target is not None:
+        start, end = target.span
+        rest = text[:start] + " " + text[end:]
+        if target.remove:
+            rest = _REMOVE_WORDS_RE.sub(" ", rest.lower())
+        img, colours = _edit_region(img, target, rest, k)
+        if target.remove:
+            regions = [r for r in regions or [] if r not in target.regions]
+        elif colours:
+            regions = [replace(r, colour=colours[-1]) if r in target.regions else r for r in regions or []]
+        ops, elements = _parse_edit(rest)
+        ops = [(op, arg) for op, arg in ops if op in _GEOMETRIC_OPS]
+    else:
+        ops, elements = _parse_edit(text)
     for op, arg in ops:
         img = _apply_op(img, op, arg, k, text.lower())
+    if any(op in _GEOMETRIC_OPS - {"upscale"} for op, _ in ops):
+        regions = None
     if elements:
         pal = make_palette(analyse_prompt(text), rng, dominant_colour(img))
-        _draw_edit_elements(img, elements, rng, pal)
-    if not ops and not elements:
+        notes = named.SceneNotes(img.size)
+        _draw_edit_elements(img, elements, rng, pal, notes)
+        if regions is not None:
+            regions = [*regions, *notes.regions]
+    if not ops and not elements and target is None:
         hue = rng.uniform(0, 360)
         img = _enhance(ImageEnhance.Contrast, _enhance(ImageEnhance.Color, img, 1.2, 1.0), 1.06, 1.0)
         img = _tint(img, hls(hue, 0.55, 0.6), 0.1)
         scene.vignette(img, 0.2)
-    return img
+    return img, regions

@@ -24,8 +24,8 @@ from typing import Any
 import orjson
 from PIL import Image
 
-from . import imaging
-from .app import Request, Response, json_response, route, sse_response
+from studio.sandbox import imaging
+from studio.sandbox.app import Request, Response, json_response, route, sse_response
 
 _SIGNING_KEY = hashlib.sha256(b"sandbox-thought-signatures").digest()
 RATIOS_10 = ["1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"]
@@ -368,6 +368,21 @@ async def generate_content(request: Request) -> Response:
     except GeminiError as exc:
         return exc.response()
     return json_response(merge(frames))
+
+
+@route("POST", r"/v1beta/models/(?P<model>[^/:]+):countTokens")
+async def count_tokens(request: Request) -> Response:
+    """``contents`` or a whole ``generateContentRequest``, counted as the generation counts its prompt."""
+    try:
+        _authorize(request)
+        _model(request.params["model"])
+        body = _body(request)
+    except GeminiError as exc:
+        return exc.response()
+    inner = body.get("generateContentRequest")
+    counted = inner if isinstance(inner, dict) else body
+    total = _prompt_tokens(counted)
+    return json_response({"totalTokens": total, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": total}]})
 
 
 @route("POST", r"/v1beta/models/(?P<model>[^/:]+):streamGenerateContent")

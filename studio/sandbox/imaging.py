@@ -18,13 +18,13 @@ import math
 import random
 
 import numpy as np
-from PIL import Image, ImageChops, ImageDraw, ImageEnhance, ImageFilter, ImageOps, ImageStat
+from PIL import Image, ImageChops, ImageDraw, ImageEnhance, ImageFilter, ImageOps, ImageStat, PngImagePlugin
 
-from . import scene
-from .captions import draw_caption, draw_label
-from .edits import apply_edit
-from .layers import Layer, decompose_layers
-from .palette import dominant_colour
+from studio.sandbox import regions, scene
+from studio.sandbox.captions import draw_caption, draw_label
+from studio.sandbox.edits import apply_edit, is_upscale
+from studio.sandbox.layers import Layer, decompose_layers
+from studio.sandbox.palette import dominant_colour
 
 __all__ = [
     "ASPECT_RATIOS_31_FLASH",
@@ -209,16 +209,22 @@ def render_edit(base: Image.Image, instruction: str, seed: int | None = None,
     "vignette" and more. Nouns such as "sun", "star", "cat" or "heart" are drawn onto the
     picture (a colour word right before one colours it). With nothing recognised a gentle
     stylisation is applied. A small label with the instruction goes in the top-left corner.
-    Output is RGB at ``size`` (centre-cropped to fit) or the base's size.
+    When it names a region ("remove the cat", "make the sky pink") only that region changes.
+    Output is RGB at ``size`` (centre-cropped to fit) or the base's size, with its regions noted.
     """
     img = scene.to_rgb(base)
+    known = regions.noted(base)
     if size is not None and tuple(size) != img.size:
         _check_size(*size)
+        if known is not None:
+            known = regions.after_cover(known, img.size, (size[0], size[1]))
         img = scene.cover(img, (size[0], size[1]))
     text = " ".join(instruction.split())
-    img = apply_edit(img, text, random.Random(seed_from("edit", text, seed)))
-    draw_label(img, f"Edit: {text}" if text else "Edit", "top-left")
-    return img
+    img, known = apply_edit(img, text, random.Random(seed_from("edit", text, seed)), known)
+    if not is_upscale(text):  # an upscale returns the same picture, larger, with nothing drawn on it
+        draw_label(img, f"Edit: {text}" if text else "Edit", "top-left")
+    img.info.pop(regions.SCENE_KEY, None)
+    return regions.attach(img, known) if known is not None else img
 
 
 # --------------------------------------------------------------------------- composition
@@ -452,7 +458,12 @@ def encode_image(image: Image.Image, fmt: str = "png", quality: int | None = Non
     img = _with_transparency(image) if transparent else (image if image.mode in ("RGB", "L") else scene.to_rgb(image))
     buf = io.BytesIO()
     if f == "png":
-        img.save(buf, "PNG", compress_level=6)
+        notes = image.info.get(regions.SCENE_KEY)
+        info = None
+        if isinstance(notes, str):  # the picture's named regions travel with it, for the next edit
+            info = PngImagePlugin.PngInfo()
+            info.add_text(regions.SCENE_KEY, notes)
+        img.save(buf, "PNG", compress_level=6, pnginfo=info)
     elif f == "jpeg":
         img.convert("RGB").save(buf, "JPEG", quality=90 if quality is None else quality)
     else:

@@ -4,8 +4,8 @@ Faithful where clients can tell (reference §2): GPT-image sizes, qualities and 
 distinct pictures, base64 results, the resolved ``background``/``quality``/``size`` echo, token
 usage, ``{"error": {message, type, param, code}}`` bodies, multipart *and* JSON edits, and the
 ``image_generation.*`` / ``image_edit.*`` SSE events with ``partial_images`` previews. Edits
-really use the inputs: a mask (alpha 0 = edit) inpaints, a background image outpaints, several
-images compose, one image is restyled.
+really use the inputs: a mask (alpha 0 = edit) inpaints, several images compose, one image is
+restyled. ``background`` is only the setting ``transparent|opaque|auto``, as at the vendor.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 import orjson
 from PIL import Image
 
-from . import imaging
-from .app import Request, Response, json_response, route, sse_response
-from .gemini import chunk_delay
+from studio.sandbox import imaging
+from studio.sandbox.app import Request, Response, json_response, route, sse_response
+from studio.sandbox.gemini import chunk_delay
 
 MODELS = {"gpt-image-1.5", "gpt-image-1", "gpt-image-1-mini", "gpt-image-2", "chatgpt-image-latest"}
 SIZES = {"1024x1024": (1024, 1024), "1536x1024": (1536, 1024), "1024x1536": (1024, 1536)}
@@ -75,7 +75,6 @@ class Job:
     stream: bool
     images: list[Image.Image] = field(default_factory=list)
     mask: Image.Image | None = None
-    backdrop: Image.Image | None = None
 
     @property
     def transparent(self) -> bool:
@@ -168,7 +167,7 @@ def _output_tokens(job: Job, size: tuple[int, int]) -> int:
 
 def _usage(job: Job, size: tuple[int, int], images: int) -> dict[str, Any]:
     text = max(1, len(job.prompt.split()) * 4 // 3)
-    image_in = INPUT_IMAGE_TOKENS * (len(job.images) + (job.mask is not None) + (job.backdrop is not None))
+    image_in = INPUT_IMAGE_TOKENS * (len(job.images) + (job.mask is not None))
     output = _output_tokens(job, size) * images
     return {
         "input_tokens": text + image_in, "input_tokens_details": {"text_tokens": text, "image_tokens": image_in},
@@ -180,8 +179,6 @@ def _usage(job: Job, size: tuple[int, int], images: int) -> dict[str, Any]:
 def _canvas(job: Job) -> tuple[int, int]:
     if job.size is not None:
         return job.size
-    if job.backdrop is not None:
-        return job.backdrop.size
     if job.images:
         return job.images[0].size
     return 1024, 1024
@@ -191,22 +188,9 @@ def render(job: Job, index: int) -> Image.Image:
     """Image ``index`` of the job: distinct per index, derived from the inputs when there are any."""
     seed = imaging.seed_from("openai-images", job.prompt, index, job.quality)
     width, height = _canvas(job)
-    if job.images and job.mask is not None and job.backdrop is not None:
-        # Outpainting sent as image + mask + background: the area to fill shows the background.
-        source = job.images[0].convert("RGB")
-        keep = job.mask.getchannel("A") if job.mask.mode in ("RGBA", "LA") else job.mask.convert("L")
-        backdrop = job.backdrop.convert("RGB").resize(source.size)
-        picture = Image.composite(source, backdrop, keep.resize(source.size))
-        return picture if picture.size == (width, height) else picture.resize((width, height))
     if job.images and job.mask is not None:
         picture = imaging.inpaint(job.images[0], job.mask, job.prompt, seed=seed)
         return picture if picture.size == (width, height) else picture.resize((width, height))
-    if job.images and job.backdrop is not None:
-        source = job.images[0]
-        scale = min(1.0, 0.7 * min(width / source.width, height / source.height))
-        if scale < 1.0:
-            source = source.resize((max(1, round(source.width * scale)), max(1, round(source.height * scale))))
-        return imaging.outpaint(source, (width, height), background=job.backdrop, prompt=job.prompt, seed=seed)
     if len(job.images) > 1:
         return imaging.render_composition(job.images, job.prompt, width, height, seed=seed)
     if job.images:
@@ -339,14 +323,14 @@ def edit_job(request: Request) -> Job:
         fields, files = parse_multipart(request)
         images = [_picture(d, "image") for key in ("image", "image[]") for d in files.get(key, [])]
         mask = _picture(files["mask"][0], "mask") if files.get("mask") else None
-        backdrop = _picture(files["background"][0], "background") if files.get("background") else None
+        if files.get("background"):  # ``background`` is a setting (transparent|opaque|auto), never a file
+            raise OpenAIError(400, "Invalid type for 'background': expected one of 'transparent', 'opaque' or "
+                              "'auto', but got a file instead.", "background", "invalid_type")
     else:
         fields = _json_fields(request)
         sources = fields.get("images") if isinstance(fields.get("images"), list) else []
         images = [_data_url(item, f"images[{i}]") for i, item in enumerate(sources)]
         mask = _data_url(fields["mask"], "mask") if fields.get("mask") else None
-        bg = fields.get("background")
-        backdrop = _data_url(bg, "background") if bg and bg not in BACKGROUNDS else None
     if not images:
         raise OpenAIError(400, "Missing required parameter: 'image'.", "image", "missing_required_parameter")
     if len(images) > 16:
@@ -355,7 +339,7 @@ def edit_job(request: Request) -> Job:
         raise OpenAIError(400, "Invalid mask image: the mask must have the same dimensions as the image.", "mask",
                           "invalid_mask_size")
     job = parse_job(fields, edit=True)
-    job.images, job.mask, job.backdrop = images, mask, backdrop
+    job.images, job.mask = images, mask
     return job
 
 

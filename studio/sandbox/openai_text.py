@@ -14,11 +14,13 @@ from typing import Any
 
 import orjson
 
-from . import textgen
-from .app import Request, Response, json_response, route, sse_response
-from .textgen import Completion, Prompt, Tool, Turn
+from studio.sandbox import textgen
+from studio.sandbox.app import Request, Response, json_response, route, sse_response
+from studio.sandbox.textgen import Completion, Prompt, Tool, Turn
 
 OPENAI_TEXT_MODELS = ("gpt-", "o1", "o3", "o4", "chatgpt-")
+RESPONSES_MIN_OUTPUT = 16  # the responses API refuses a smaller max_output_tokens
+MAX_CHOICES = 128
 FINISH = {"stop": "stop", "stop_sequence": "stop", "length": "length", "tool_call": "tool_calls"}
 ERROR_TYPE = {400: "invalid_request_error", 401: "invalid_request_error", 403: "permission_error",
               404: "invalid_request_error", 429: "rate_limit_exceeded", 500: "server_error", 503: "server_error"}
@@ -75,12 +77,12 @@ def _parts_text(content: Any) -> tuple[str, int]:
     return " ".join(texts), images
 
 
-def _budget(value: Any, param: str) -> int | None:
+def _budget(value: Any, param: str, minimum: int = 1) -> int | None:
     if value is None:
         return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise OpenAIError(400, f"Invalid '{param}': integer below minimum value. Expected a value >= 1.",
-                          param=param, code="integer_below_min_value")
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise OpenAIError(400, f"Invalid '{param}': integer below minimum value. Expected a value >= {minimum}, "
+                               f"but got {value} instead.", param=param, code="integer_below_min_value")
     return value
 
 
@@ -90,15 +92,40 @@ def _stop(value: Any) -> list[str]:
     return [s for s in value if isinstance(s, str)] if isinstance(value, list) else []
 
 
-def _forced(tool_choice: Any) -> tuple[str | None, bool]:
+def _apply_tool_choice(prompt: Prompt, tool_choice: Any) -> None:
+    """``auto`` (the default), ``none``, ``required`` or a named function, as the vendor reads them."""
+    if tool_choice in (None, "auto"):
+        return
     if tool_choice == "none":
-        return None, True
-    if isinstance(tool_choice, dict):
+        prompt.tools_disabled = True
+    elif tool_choice == "required":
+        prompt.tool_required = True
+    elif isinstance(tool_choice, dict):
         name = (tool_choice.get("function") or {}).get("name") or tool_choice.get("name")
-        return (str(name) if name else None), False
-    if tool_choice == "required":
-        return "", False
-    return None, False
+        if name not in {t.name for t in prompt.tools}:
+            raise OpenAIError(400, f"Invalid value for 'tool_choice': function '{name}' is not among the tools.",
+                              param="tool_choice", code="invalid_value")
+        prompt.forced_tool = str(name)
+    else:
+        raise OpenAIError(400, "Invalid value for 'tool_choice': expected 'none', 'auto', 'required' or a function.",
+                          param="tool_choice", code="invalid_value")
+
+
+def _json_schema(fmt: Any, param: str) -> dict[str, Any] | None:
+    """The JSON shape a ``response_format`` (chat) or ``text.format`` (responses) asks for."""
+    if not isinstance(fmt, dict) or fmt.get("type") in (None, "text"):
+        return None
+    if fmt.get("type") == "json_object":
+        return textgen.JSON_OBJECT_SCHEMA
+    if fmt.get("type") == "json_schema":
+        spec = fmt.get("json_schema") if "json_schema" in fmt else fmt  # chat nests it, responses does not
+        schema = spec.get("schema") if isinstance(spec, dict) else None
+        if not isinstance(schema, dict):
+            raise OpenAIError(400, f"Missing required parameter: '{param}.schema'.", param=f"{param}.schema",
+                              code="missing_required_parameter")
+        return schema
+    raise OpenAIError(400, f"Invalid value: '{fmt.get('type')}'. Supported values are: 'text', 'json_object' and "
+                           "'json_schema'.", param=f"{param}.type", code="invalid_value")
 
 
 def chat_prompt(body: dict[str, Any]) -> Prompt:
@@ -128,17 +155,18 @@ def chat_prompt(body: dict[str, Any]) -> Prompt:
     for tool in body.get("tools") or ():
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(function, dict) and function.get("name"):
-            prompt.tools.append(Tool(str(function["name"]), function.get("parameters") or {}))
-    forced, disabled = _forced(body.get("tool_choice"))
-    prompt.forced_tool = forced or (prompt.tools[0].name if forced == "" and prompt.tools else None)
-    prompt.tools_disabled = disabled
+            prompt.tools.append(Tool(str(function["name"]), function.get("parameters") or {},
+                                     str(function.get("description") or "")))
+    _apply_tool_choice(prompt, body.get("tool_choice"))
+    prompt.json_schema = _json_schema(body.get("response_format"), "response_format")
     prompt.thinking = bool(body.get("reasoning_effort")) and body.get("reasoning_effort") != "none"
     return prompt
 
 
-def _usage(result: Completion) -> dict[str, Any]:
-    return {"prompt_tokens": result.input_tokens, "completion_tokens": result.output_tokens,
-            "total_tokens": result.input_tokens + result.output_tokens,
+def _usage(result: Completion, n: int = 1) -> dict[str, Any]:
+    """Usage of ``n`` choices: the prompt is read once, every choice's output counts."""
+    return {"prompt_tokens": result.input_tokens, "completion_tokens": result.output_tokens * n,
+            "total_tokens": result.input_tokens + result.output_tokens * n,
             "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
             "completion_tokens_details": {"reasoning_tokens": textgen.count_tokens(result.thinking), "audio_tokens": 0,
                                           "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
@@ -159,6 +187,16 @@ def _generate(prompt: Prompt) -> Completion:
                           code=ERROR_TYPE.get(exc.status, "server_error")) from None
 
 
+def _choices(body: dict[str, Any]) -> int:
+    n = body.get("n")
+    if n is None:
+        return 1
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_CHOICES:
+        raise OpenAIError(400, f"Invalid 'n': expected an integer between 1 and {MAX_CHOICES}.", param="n",
+                          code="invalid_value")
+    return n
+
+
 MIDSTREAM_ERROR = OpenAIError(500, "The server had an error while processing your request.", code="server_error")
 
 
@@ -167,6 +205,7 @@ async def chat_completions(request: Request) -> Response:
     try:
         _authorize(request)
         body = _body(request)
+        n = _choices(body)
         result = _generate(chat_prompt(body))
     except OpenAIError as exc:
         return exc.response()
@@ -174,7 +213,7 @@ async def chat_completions(request: Request) -> Response:
     created = int(time.time())
     if body.get("stream"):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        return sse_response(_chat_chunks(completion_id, created, body["model"], result, include_usage))
+        return sse_response(_chat_chunks(completion_id, created, body["model"], result, include_usage, n))
     message: dict[str, Any] = {"role": "assistant", "content": result.text or None, "refusal": None,
                                "annotations": []}
     if result.thinking:
@@ -183,42 +222,44 @@ async def chat_completions(request: Request) -> Response:
         message["tool_calls"] = _tool_calls(result)
     return json_response({
         "id": completion_id, "object": "chat.completion", "created": created, "model": body["model"],
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": FINISH[result.finish]}],
-        "usage": _usage(result), "service_tier": "default", "system_fingerprint": "fp_sandbox",
+        "choices": [{"index": i, "message": message, "logprobs": None, "finish_reason": FINISH[result.finish]}
+                    for i in range(n)],
+        "usage": _usage(result, n), "service_tier": "default", "system_fingerprint": "fp_sandbox",
     })
 
 
 async def _chat_chunks(completion_id: str, created: int, model: str, result: Completion,
-                       include_usage: bool) -> AsyncIterator[bytes]:
+                       include_usage: bool, n: int = 1) -> AsyncIterator[bytes]:
     base = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
             "system_fingerprint": "fp_sandbox"}
     extra = {"usage": None} if include_usage else {}
 
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+    def chunk(delta: dict[str, Any], finish: str | None = None, index: int = 0) -> bytes:
+        choice = {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}
         return b"data: " + orjson.dumps({**base, "choices": [choice], **extra}) + b"\n\n"
 
     delay = textgen.word_delay()
-    yield chunk({"role": "assistant", "content": "", "refusal": None})
-    if result.thinking:
-        yield chunk({"reasoning_content": result.thinking})
-    for sent, piece in enumerate(result.pieces):
-        if result.fail_after is not None and sent >= result.fail_after:
-            yield b"data: " + orjson.dumps(MIDSTREAM_ERROR.body()) + b"\n\n"
-            return
-        if delay:
-            await asyncio.sleep(delay)
-        yield chunk({"content": piece})
-    if result.tool_call:
-        call = result.tool_call
-        yield chunk({"tool_calls": [{"index": 0, "id": call.id, "type": "function",
-                                     "function": {"name": call.name, "arguments": ""}}]})
-        half = len(call.arguments) // 2
-        for fragment in (call.arguments[:half], call.arguments[half:]):
-            yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]})
-    yield chunk({}, FINISH[result.finish])
+    for index in range(n):  # each choice in turn, every chunk naming its choice
+        yield chunk({"role": "assistant", "content": "", "refusal": None}, index=index)
+        if result.thinking:
+            yield chunk({"reasoning_content": result.thinking}, index=index)
+        for sent, piece in enumerate(result.pieces):
+            if result.fail_after is not None and sent >= result.fail_after:
+                yield b"data: " + orjson.dumps(MIDSTREAM_ERROR.body()) + b"\n\n"
+                return
+            if delay:
+                await asyncio.sleep(delay)
+            yield chunk({"content": piece}, index=index)
+        if result.tool_call:
+            call = result.tool_call
+            yield chunk({"tool_calls": [{"index": 0, "id": call.id, "type": "function",
+                                         "function": {"name": call.name, "arguments": ""}}]}, index=index)
+            half = len(call.arguments) // 2
+            for fragment in (call.arguments[:half], call.arguments[half:]):
+                yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]}, index=index)
+        yield chunk({}, FINISH[result.finish], index=index)
     if include_usage:
-        yield b"data: " + orjson.dumps({**base, "choices": [], "usage": _usage(result)}) + b"\n\n"
+        yield b"data: " + orjson.dumps({**base, "choices": [], "usage": _usage(result, n)}) + b"\n\n"
     yield b"data: [DONE]\n\n"
 
 
@@ -228,7 +269,7 @@ def responses_prompt(body: dict[str, Any]) -> Prompt:
     if value is None:
         raise OpenAIError(400, "Missing required parameter: 'input'.", param="input", code="missing_required_parameter")
     prompt = Prompt(system=str(body.get("instructions") or ""),
-                    max_tokens=_budget(body.get("max_output_tokens"), "max_output_tokens"))
+                    max_tokens=_budget(body.get("max_output_tokens"), "max_output_tokens", RESPONSES_MIN_OUTPUT))
     call_names: dict[str, str] = {}
     items = [{"role": "user", "content": value}] if isinstance(value, str) else value
     if not isinstance(items, list):
@@ -251,10 +292,10 @@ def responses_prompt(body: dict[str, Any]) -> Prompt:
                 prompt.turns.append(Turn("assistant" if role == "assistant" else "user", text, images))
     for tool in body.get("tools") or ():
         if isinstance(tool, dict) and tool.get("type") == "function" and tool.get("name"):
-            prompt.tools.append(Tool(str(tool["name"]), tool.get("parameters") or {}))
-    forced, disabled = _forced(body.get("tool_choice"))
-    prompt.forced_tool = forced or (prompt.tools[0].name if forced == "" and prompt.tools else None)
-    prompt.tools_disabled = disabled
+            prompt.tools.append(Tool(str(tool["name"]), tool.get("parameters") or {}, str(tool.get("description") or "")))
+    _apply_tool_choice(prompt, body.get("tool_choice"))
+    text = body.get("text") if isinstance(body.get("text"), dict) else {}
+    prompt.json_schema = _json_schema(text.get("format"), "text.format")
     effort = (body.get("reasoning") or {}).get("effort") if isinstance(body.get("reasoning"), dict) else None
     prompt.thinking = bool(effort) and effort != "none"
     return prompt

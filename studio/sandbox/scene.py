@@ -18,7 +18,7 @@ import random
 
 from PIL import Image, ImageDraw
 
-from .palette import (
+from studio.sandbox.palette import (
     GEOMETRIC_ELEMENTS,
     GROUND_ELEMENTS,
     RGB,
@@ -26,14 +26,16 @@ from .palette import (
     PromptInfo,
     analyse_prompt,
     clamp01,
+    colour_name,
     make_palette,
     mix,
     rgba,
 )
+from studio.sandbox.regions import SceneNotes, attach
 
 # The raster helpers and element brushes live in scene_elements; they are re-exported here
 # because imaging, edits and the tests reach them as ``scene.<name>``.
-from .scene_elements import (
+from studio.sandbox.scene_elements import (
     WORK_BUDGET,
     cover,
     draw_bird,
@@ -101,7 +103,7 @@ def _ridge(rng: random.Random, base_y: float, amp: float, levels: int = 5) -> li
 
 
 def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng: random.Random,
-                     t: float) -> Image.Image:
+                     t: float, notes: SceneNotes) -> Image.Image:
     W, H = size
     u = min(W, H)
     els = set(info.elements)
@@ -115,6 +117,7 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
     img = vertical_gradient((W, H), [(0.0, sky_top), (horizon / H * 0.55, pal.sky_mid),
                                      (horizon / H, sky_bottom), (1.0, sky_bottom)])
     d = ImageDraw.Draw(img, "RGBA")
+    notes.add("sky", 0, 0, W, horizon)
 
     n_stars = int(70 * W / u)
     if night or "star" in els:
@@ -129,10 +132,12 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
     sx, sy = W * (0.12 + 0.76 * t), horizon * (0.56 - 0.4 * arc)  # low at the ends of the day, never gone
     if draw_sun_now:
         draw_sun(img, sx, sy, sun_r, pal)
+        notes.element("sun", sx, sy, sun_r)
     if "moon" in els or (night and "sun" not in els):
         mt = 1 - t if draw_sun_now else t
         marc = math.sin(math.pi * mt)
         draw_moon(img, W * (0.12 + 0.76 * mt), horizon * (0.8 - 0.62 * marc), u * 0.06, pal)
+        notes.element("moon", W * (0.12 + 0.76 * mt), horizon * (0.8 - 0.62 * marc), u * 0.06)
 
     n_clouds = rng.randint(2, 4) + (2 if "cloud" in els else 0)
     cloudy = "cloud" in els or rng.random() < 0.5
@@ -145,6 +150,8 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
         puffs = rng.getrandbits(32)  # same puffs for the cloud and its shadow
         draw_cloud(ImageDraw.Draw(shadow_mask), cx, cy + cw * 0.05, cw, random.Random(puffs))
         draw_cloud(ImageDraw.Draw(cloud_mask), cx, cy, cw, random.Random(puffs))
+        if cloudy:
+            notes.element("cloud", cx, cy, cw)
     if cloudy:
         cloud = mix((255, 255, 255), pal.sky_horizon, 0.15) if not night else mix(pal.sky_mid, (255, 255, 255), 0.2)
         img.paste(mix(cloud, pal.sky_mid, 0.45), (0, 0), shadow_mask.point(lambda v: v * 2 // 3))
@@ -153,7 +160,9 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
     if "bird" in els:
         for _ in range(rng.randint(3, 7)):
             bx = (rng.uniform(0.1, 0.8) * W + t * u * 0.5) % W
-            draw_bird(d, bx, rng.uniform(0.15, 0.5) * horizon, u * rng.uniform(0.015, 0.035), rgba(pal.dark, 220))
+            by, bs = rng.uniform(0.15, 0.5) * horizon, u * rng.uniform(0.015, 0.035)
+            draw_bird(d, bx, by, bs, rgba(pal.dark, 220))
+            notes.element("bird", bx, by, bs)
 
     for i, kind in enumerate(k for k in GEOMETRIC_ELEMENTS if k in els and k != "star"):
         r = u * rng.uniform(0.07, 0.12) * (0.85 + 0.3 * t)
@@ -161,6 +170,7 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
         colour = (pal.accent, pal.accent2, pal.light)[i % 3]
         draw_shape(d, kind, x + u * 0.01, y + u * 0.015, r, rgba(pal.dark, 60), (t - 0.5) * 120)
         draw_shape(d, kind, x, y, r, rgba(colour, 235), (t - 0.5) * 120)
+        notes.element(kind, x, y, r, colour_name(colour).lower(), (t - 0.5) * 120)
 
     if "mountain" in els:
         snowy = "winter" in info.moods or rng.random() < 0.45
@@ -172,6 +182,7 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
             colour = mix(mix(pal.ground_far, pal.dark, 0.15 + 0.2 * layer), sky_bottom, 0.3 - 0.15 * layer)
             poly = [*pts, (W, horizon + u * 0.03), (0, horizon + u * 0.03)]
             d.polygon(poly, fill=colour)
+            notes.add("mountain", 0, min(ridge), W, horizon + u * 0.03)
             if snowy and layer == 0:
                 line = min(ridge) + amp * 0.35
                 m = Image.new("L", (W, H), 0)
@@ -183,6 +194,7 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
                 img.paste(mix((250, 250, 255), sky_bottom, 0.2), (0, 0), m)
 
     if "city" in els:
+        notes.add("city", 0, horizon - u * 0.4, W, horizon + u * 0.04)
         for row, (lo, hi, shade) in enumerate(((0.14, 0.32, 0.45), (0.08, 0.4, 0.75))):
             x = -u * 0.02
             body = mix(pal.sky_mid, pal.dark, shade)
@@ -204,6 +216,7 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
                 x += bw + u * rng.uniform(0.0, 0.02)
 
     if "sea" in els:
+        notes.add("sea", 0, horizon, W, H)
         sea_top = mix(sky_bottom, pal.sky_mid, 0.35)
         sea = vertical_gradient((W, max(1, H - int(horizon))), [(0.0, sea_top),
                                                                  (1.0, mix(pal.sky_top, pal.dark, 0.45))])
@@ -224,6 +237,7 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
                        width=max(1, int(u * 0.006)))
         if "boat" in els:
             draw_boat(d, W * (0.15 + 0.7 * t), horizon + (H - horizon) * 0.35, u * 0.14, pal)
+            notes.element("boat", W * (0.15 + 0.7 * t), horizon + (H - horizon) * 0.35, u * 0.14)
         if els & GROUND_ELEMENTS:
             shore = floor - u * 0.06
             d.polygon([(0, shore + u * 0.03)] + [(W * i / 12, shore + math.sin(i * 0.9) * u * 0.015)
@@ -231,6 +245,7 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
             img.paste(vertical_gradient((W, max(1, H - int(floor))), [(0, pal.ground_far), (1, pal.ground_near)]),
                       (0, int(floor)))
     else:
+        notes.add("ground", 0, horizon, W, H)
         ground = vertical_gradient((W, max(1, H - int(horizon))), [(0.0, pal.ground_far), (1.0, pal.ground_near)])
         img.paste(ground, (0, int(horizon)))
         d = ImageDraw.Draw(img, "RGBA")
@@ -254,23 +269,29 @@ def _paint_landscape(size: tuple[int, int], info: PromptInfo, pal: Palette, rng:
             s = u * (0.1 + 0.2 * depth) * k
             colour = mix(mix(pal.ground_near, pal.dark, 0.35), sky_bottom, 0.35 * (1 - depth))
             draw_tree(d, x, base, s, colour, pine)
+            notes.element("tree", x, base, s, extra=float(pine))
     if "house" in els:
-        draw_house(d, W * rng.uniform(0.2, 0.45), floor - u * 0.01, u * 0.2, pal)
+        hx = W * rng.uniform(0.2, 0.45)
+        draw_house(d, hx, floor - u * 0.01, u * 0.2, pal)
+        notes.element("house", hx, floor - u * 0.01, u * 0.2)
     if "flower" in els:
         for _ in range(int(rng.randint(6, 12) * W / u)):
             x = rng.uniform(0.03, 0.97) * W
             petal = (pal.accent, pal.accent2, pal.light)[rng.randint(0, 2)]
-            draw_flower(d, x, floor + u * rng.uniform(-0.04, 0.04), u * rng.uniform(0.026, 0.042), petal,
-                        mix(pal.ground_near, (40, 90, 40), 0.4))
+            fy, fs = floor + u * rng.uniform(-0.04, 0.04), u * rng.uniform(0.026, 0.042)
+            draw_flower(d, x, fy, fs, petal, mix(pal.ground_near, (40, 90, 40), 0.4))
+            notes.element("flower", x, fy, fs, colour_name(petal).lower())
     if "cat" in els:
         eye = (250, 220, 90) if night else mix(pal.accent, (255, 255, 255), 0.3)
-        draw_cat(d, W * rng.uniform(0.55, 0.72), floor, u * rng.uniform(0.26, 0.32), pal.dark, eye)
+        cx, cs = W * rng.uniform(0.55, 0.72), u * rng.uniform(0.26, 0.32)
+        draw_cat(d, cx, floor, cs, pal.dark, eye)
+        notes.element("cat", cx, floor, cs, colour_name(pal.dark).lower())
     vignette(img)
     return img
 
 
 def _paint_abstract(size: tuple[int, int], info: PromptInfo, pal: Palette, rng: random.Random,
-                    t: float) -> Image.Image:
+                    t: float, notes: SceneNotes) -> Image.Image:
     W, H = size
     u = min(W, H)
     img = linear_gradient(size, pal.sky_top, pal.sky_horizon, rng.uniform(0, 360))
@@ -325,6 +346,7 @@ def _paint_abstract(size: tuple[int, int], info: PromptInfo, pal: Palette, rng: 
     for kind, x, y, r, fill, angle in drawn:
         draw_shape(d, kind, x + u * 0.012, y + u * 0.018, r, rgba(pal.dark, 55), angle)  # soft drop shadow
         draw_shape(d, kind, x, y, r, fill, angle)
+        notes.element(kind, x, y, r, colour_name(fill[:3]).lower(), angle)
     vignette(img, 0.22)
     return img
 
@@ -341,9 +363,9 @@ def paint_scene(prompt: str, seed: int, size: tuple[int, int], t: float | None =
     pal = make_palette(info, rng, hint)
     default_t = rng.uniform(0.3, 0.7)
     tt = default_t if t is None else clamp01(t)
-    if info.landscape:
-        return _paint_landscape(size, info, pal, rng, tt)
-    return _paint_abstract(size, info, pal, rng, tt)
+    notes = SceneNotes(size)
+    painter = _paint_landscape if info.landscape else _paint_abstract
+    return attach(painter(size, info, pal, rng, tt, notes), notes.regions)
 
 
 def render_scene(prompt: str, seed: int, width: int, height: int, t: float | None = None,

@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .palette import RGB, Palette, mix, rgba
+from studio.sandbox.palette import RGB, Palette, mix, rgba
 
 # Pixels painted on the working canvas. About a megapixel keeps a 4K render well under a
 # second while leaving enough detail for the bicubic upscale to look smooth, not blocky.

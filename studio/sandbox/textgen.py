@@ -2,8 +2,12 @@
 
 The answer is derived from the conversation (so clients and translations can be checked end to
 end), streamed word by word, and it honours what real models honour: a token budget (reported
-as truncation), stop sequences, and a tool call when tools are offered and the prompt names one.
-Token counts add up: ``input + output == total`` and the output count equals the pieces sent.
+as truncation), stop sequences, a JSON answer in the requested shape, and tools. A tool is called
+when the conversation asks for what it does: its name, description and parameters are matched
+against the user's words (with the words people use for common tool kinds: weather, arithmetic,
+lookups, time), or when the tool choice requires one (``required``/``any``, or a named tool);
+``none`` never calls. Token counts add up: ``input + output == total`` and the output count equals
+the pieces sent.
 
 Prompts can ask for failures so clients can test them: ``[fail-midstream]`` breaks the stream
 after a few words, ``[status:NNN]`` answers with that HTTP error before anything is sent.
@@ -26,6 +30,9 @@ _PLACE = re.compile(r"\b(?:in|for|of|about|at)\s+([A-Z][\w-]*(?:\s+[A-Z][\w-]*)*
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 MESSAGE_OVERHEAD = 3  # tokens each message costs besides its words, as chat formats charge
 FAIL_AFTER_PIECES = 3
+JSON_PIECE = 6  # characters of a JSON answer per streamed piece (one token each)
+# ``response_format: json_object`` answers with this shape.
+JSON_OBJECT_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "description": "query"}}}
 
 
 def word_delay() -> float:
@@ -41,6 +48,7 @@ def count_tokens(text: str) -> int:
 class Tool:
     name: str
     schema: dict[str, Any]
+    description: str = ""
 
 
 @dataclass(slots=True)
@@ -61,8 +69,10 @@ class Prompt:
     max_tokens: int | None = None
     stop: list[str] = field(default_factory=list)
     thinking: bool = False
-    forced_tool: str | None = None
+    forced_tool: str | None = None  # a tool the choice names
+    tool_required: bool = False  # some tool must be called
     tools_disabled: bool = False
+    json_schema: dict[str, Any] | None = None  # answer with JSON of this shape
 
     def last_user(self) -> Turn | None:
         return next((t for t in reversed(self.turns) if t.role == "user"), None)
@@ -127,27 +137,134 @@ def _split_words(text: str) -> list[str]:
     return [p for p in pieces if p]
 
 
+_WORD = re.compile(r"[a-z]+|\d+")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_ARITHMETIC = re.compile(r"\d\s*(?:[-+*/x×^%]|times|plus|minus|divided by|multiplied by)\s*-?\d", re.IGNORECASE)
+_EXPRESSION = re.compile(r"[-+*/().\d\s^%]*\d[-+*/().\d\s^%]*")
+_WORD_OPERATORS = (("multiplied by", "*"), ("divided by", "/"), ("times", "*"), ("plus", "+"), ("minus", "-"),
+                   ("×", "*"))
+_STOPWORDS = frozenset(
+    ["a", "an", "the", "is", "are", "was", "be", "it", "its", "of", "to", "for", "and", "or", "in", "on", "at", "by", "with", "from", "about", "as", "this", "that", "these", "those", "what", "whats", "how", "me", "my", "i", "you", "your", "we", "our", "please", "can", "could", "would", "will", "tell", "give", "show", "do", "does", "did", "now", "today", "current", "currently", "like", "get", "gets", "use", "using", "some", "any", "there", "here", "which", "who"])
+# Words people use when they want what a kind of tool does; a tool whose own words meet a set gets all of it.
+_KINDS = (
+    frozenset(["weather", "forecast", "temperature", "rain", "raining", "rainy", "sunny", "snow", "snowing", "wind", "windy", "cold", "hot", "warm", "humid", "humidity", "umbrella", "celsius", "fahrenheit", "degrees", "outside", "storm", "cloudy"]),
+    frozenset(["calculate", "calculator", "calculation", "compute", "arithmetic", "math", "sum", "add", "plus", "minus", "subtract", "times", "multiply", "multiplied", "divide", "divided", "product", "total", "equals", "sqrt", "square", "percent", "evaluate", "expression"]),
+    frozenset(["search", "lookup", "look", "find", "information", "info", "wikipedia", "fact", "facts", "news", "latest", "define", "definition", "knowledge", "query"]),
+    frozenset(["time", "clock", "hour", "date", "timezone"]),
+    frozenset(["stock", "price", "share", "ticker", "market", "quote"]),
+)
+_QUERY_NAMES = frozenset({"query", "q", "search", "term", "question", "topic", "text", "prompt", "keywords"})
+_EXPRESSION_NAMES = frozenset({"expression", "expr", "formula", "equation", "calculation"})
+
+
+def _stem(word: str) -> str:
+    return word[:5] if len(word) > 5 else word
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(_CAMEL.sub(" ", text).replace("_", " ").lower()) if w not in _STOPWORDS]
+
+
+def _vocabulary(tool: Tool) -> dict[str, float]:
+    """The stems a tool answers to, weighted: its name and description, its kind, its parameters."""
+    weights: dict[str, float] = {}
+
+    def add(words: list[str], weight: float) -> None:
+        for word in words:
+            weights[_stem(word)] = max(weights.get(_stem(word), 0.0), weight)
+
+    properties = tool.schema.get("properties") if isinstance(tool.schema, dict) else None
+    for name, spec in (properties or {}).items() if isinstance(properties, dict) else ():
+        add(_words(name), 0.5)
+        if isinstance(spec, dict):
+            add(_words(str(spec.get("description") or "")), 0.5)
+    # Description words naming a parameter ("for a location") say what it takes, not what it does.
+    params = set(weights)
+    own = _words(tool.name) + [w for w in _words(tool.description) if _stem(w) not in params]
+    add(own, 1.0)
+    stems = {_stem(w) for w in own}
+    for kind in _KINDS:
+        if stems & {_stem(w) for w in kind}:
+            add(list(kind), 1.0)
+    add(_words(tool.name), 2.0)
+    return weights
+
+
+def _asked(text: str) -> set[str]:
+    asked = {_stem(w) for w in _words(text)}
+    if _ARITHMETIC.search(text):
+        asked.add(_stem("calculate"))
+    return asked
+
+
+def _best_tool(tools: list[Tool], text: str) -> Tool | None:
+    """The tool the user's words ask for most (a score of at least 1: a parameter name alone is not
+    enough), ties to the first offered; the tool's name spelled out always wins."""
+    lowered = text.lower()
+    named = next((t for t in tools if t.name.lower() in lowered), None)
+    if named is not None:
+        return named
+    asked = _asked(text)
+    scored = [(sum(w for stem, w in _vocabulary(t).items() if stem in asked), -i, t) for i, t in enumerate(tools)]
+    score, _, tool = max(scored, key=lambda entry: entry[:2])
+    return tool if score >= 1 else None
+
+
+def _expression(text: str) -> str:
+    for word, symbol in _WORD_OPERATORS:
+        text = re.sub(rf"\b{word}\b" if word[0].isalpha() else re.escape(word), f" {symbol} ", text,
+                      flags=re.IGNORECASE)
+    candidates = [m.group(0).strip() for m in _EXPRESSION.finditer(text)]
+    with_operator = [c for c in candidates if re.search(r"\d\s*[-+*/^%]\s*[-(\d]", c)]
+    return " ".join(max(with_operator or candidates or [""], key=len).split())
+
+
+def _string_for(name: str, spec: dict[str, Any], text: str) -> str:
+    hints = set(_words(name)) | set(_words(str(spec.get("description") or "")))
+    if hints & _EXPRESSION_NAMES or (hints & {"arithmetic", "math"}):
+        return _expression(text)
+    place = _PLACE.search(text)
+    if place and not hints & _QUERY_NAMES:
+        return place.group(1)
+    words = [w.strip("?.!,") for w in text.split() if w.strip("?.!,")]
+    if hints & _QUERY_NAMES:
+        return " ".join(w for w in words if w.lower() not in _STOPWORDS) or text.strip()
+    return place.group(1) if place else (words[-1] if words else "")
+
+
+def instance(schema: Any, text: str, name: str = "") -> Any:
+    """A value of ``schema`` filled from ``text``: numbers, places, the user's words."""
+    spec = schema if isinstance(schema, dict) else {}
+    kind = spec.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    if isinstance(spec.get("enum"), list) and spec["enum"]:
+        lowered = text.lower()
+        return next((v for v in spec["enum"] if str(v).lower() in lowered), spec["enum"][0])
+    if kind == "object" or isinstance(spec.get("properties"), dict):
+        properties = spec.get("properties") if isinstance(spec.get("properties"), dict) else {}
+        return {key: instance(value, text, key) for key, value in properties.items()}
+    if kind == "array":
+        return [instance(spec.get("items") or {}, text, name)]
+    if kind in ("integer", "number"):
+        numbers = _NUMBER.findall(text)
+        value: Any = float(numbers[0]) if numbers else 1
+        return int(value) if kind == "integer" else value
+    if kind == "boolean":
+        return True
+    return _string_for(name, spec, text)
+
+
 def _arguments_for(tool: Tool, prompt_text: str) -> dict[str, Any]:
-    """Fill the tool's parameters from the prompt: a capitalised place, a number, or a word."""
+    """Fill the tool's parameters from the prompt, less the words that only name the tool."""
     properties = tool.schema.get("properties") if isinstance(tool.schema, dict) else None
     if not isinstance(properties, dict) or not properties:
         return {}
-    place = _PLACE.search(prompt_text)
-    numbers = _NUMBER.findall(prompt_text)
-    words = [w.strip("?.!,") for w in prompt_text.split() if w.strip("?.!,")]
-    args: dict[str, Any] = {}
-    for name, spec in properties.items():
-        kind = spec.get("type") if isinstance(spec, dict) else None
-        if kind in ("integer", "number"):
-            value: Any = float(numbers[0]) if numbers else 1
-            args[name] = int(value) if kind == "integer" else value
-        elif kind == "boolean":
-            args[name] = True
-        elif isinstance(spec, dict) and isinstance(spec.get("enum"), list) and spec["enum"]:
-            args[name] = spec["enum"][0]
-        else:
-            args[name] = place.group(1) if place else (words[-1] if words else "")
-    return args
+    for word in {tool.name, *_CAMEL.sub(" ", tool.name).replace("_", " ").split()}:
+        if len(word) > 2:
+            prompt_text = re.sub(rf"\b{re.escape(word)}\b", " ", prompt_text, flags=re.IGNORECASE)
+    prompt_text = " ".join(prompt_text.split())
+    return {name: instance(spec, prompt_text, name) for name, spec in properties.items()}
 
 
 def _choose_tool(prompt: Prompt, last: Turn) -> Tool | None:
@@ -155,8 +272,8 @@ def _choose_tool(prompt: Prompt, last: Turn) -> Tool | None:
         return None
     if prompt.forced_tool:
         return next((t for t in prompt.tools if t.name == prompt.forced_tool), prompt.tools[0])
-    lowered = last.text.lower()
-    return next((t for t in prompt.tools if t.name.lower() in lowered), None)
+    best = _best_tool(prompt.tools, last.text)
+    return best or (prompt.tools[0] if prompt.tool_required else None)
 
 
 def _answer_text(prompt: Prompt) -> str:
@@ -190,15 +307,30 @@ def generate(prompt: Prompt) -> Completion:
     if tool is not None:
         arguments = orjson.dumps(_arguments_for(tool, last.text)).decode()
         call = ToolCall(stable_id("call_", tool.name, arguments, last.text), tool.name, arguments)
-        return Completion(_split_words(f"Calling {tool.name}."), "tool_call", input_tokens, tool_call=call,
+        # A forced call starts at once, as the vendors prefill it; a chosen one is announced first.
+        forced = prompt.forced_tool is not None or prompt.tool_required
+        preamble = [] if forced else _split_words(f"Calling {tool.name}.")
+        return Completion(preamble, "tool_call", input_tokens, tool_call=call,
                           thinking=thinking, fail_after=fail_after)
 
+    if prompt.json_schema is not None:
+        user = prompt.last_user()
+        value = instance(prompt.json_schema, user.text if user else "", "answer")
+        text = orjson.dumps(value).decode()
+        pieces = [text[i:i + JSON_PIECE] for i in range(0, len(text), JSON_PIECE)]
+        return _within_budget(prompt, pieces, thinking, "stop", None, input_tokens, fail_after)
     text = _answer_text(prompt)
     finish, matched = "stop", None
     cut = min(((text.find(s), s) for s in prompt.stop if s and s in text), default=None)
     if cut is not None:
         text, matched, finish = text[: cut[0]], cut[1], "stop_sequence"
     pieces = _split_words(text) if text else []
+    return _within_budget(prompt, pieces, thinking, finish, matched, input_tokens, fail_after)
+
+
+def _within_budget(prompt: Prompt, pieces: list[str], thinking: str, finish: str, matched: str | None,
+                   input_tokens: int, fail_after: int | None) -> Completion:
+    """The answer cut to the token budget (``length``), as a model stops when it runs out."""
     budget = prompt.max_tokens
     if budget is not None:
         budget -= count_tokens(thinking)

@@ -34,10 +34,10 @@ import numpy as np
 from av.video.reformatter import ColorPrimaries, ColorRange, Colorspace, ColorTrc
 from PIL import Image, ImageOps
 
-from .video_audio import AUDIO_RATE, soundtrack
-from .video_drawing import cover, seeded_rng
-from .video_landscape import Landscape
-from .video_stills import ImageMotion, Interpolation, Slideshow
+from studio.sandbox.video_audio import AUDIO_RATE, soundtrack
+from studio.sandbox.video_drawing import cover, seeded_rng
+from studio.sandbox.video_landscape import Landscape
+from studio.sandbox.video_stills import ImageMotion, Interpolation, Slideshow
 
 __all__ = [
     "RATIOS",

@@ -1,10 +1,14 @@
 """Sandbox video tasks shared by the Ark and DashScope protocol modules.
 
-A task renders a real H.264 MP4 (``video.make_video``) in a small thread pool as soon as it is
-created, while its reported status follows a clock: queued, then running, then succeeded (or
-failed) once both the clock and the render are done. ``STUDIO_SANDBOX_VIDEO_SECONDS`` sets the
-pace (default 4 seconds; 0 in tests). A prompt containing ``[fail]`` fails the task at the end.
-The files are served by the sandbox app itself, like a vendor's temporary result URLs.
+A task is a database row (``SandboxVideoJob``) and its files live in the media storage, so any
+process — web or worker, however many — sees the same task: the sandbox behaves like one vendor
+cloud. A real H.264 MP4 (``video.make_video``) is rendered in a small thread pool of the process
+that created the task; the render is leased, so if that process dies another one that is asked
+about the task takes the render over. The reported phase follows a clock fixed at creation:
+queued, then running, then succeeded (or failed) once both the clock and the render are done.
+``STUDIO_SANDBOX_VIDEO_SECONDS`` sets the pace (default 4 seconds; 0 in tests). A prompt
+containing ``[fail]`` fails the task at the end. The files are served by the sandbox app itself,
+like a vendor's temporary result URLs.
 """
 
 from __future__ import annotations
@@ -14,20 +18,26 @@ import binascii
 import io
 import logging
 import os
+import socket
 import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from asgiref.sync import sync_to_async
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import close_old_connections, connection
 from PIL import Image
 
-from . import video
-from .app import Request, Response, route
+from studio.models.sandbox import SandboxVideoJob
+from studio.sandbox import video
+from studio.sandbox.app import Request, Response, route
 
 logger = logging.getLogger(__name__)
 FAIL_MARKER = "[fail]"
@@ -35,22 +45,28 @@ KEEP_SECONDS = 24 * 3600  # results (and their URLs) live 24 hours, like the ven
 CALLBACK_ATTEMPTS = 4  # the first try plus three retries, as Ark documents
 REJECT_MARKER = "[reject]"
 FILES_PATH = "/sandbox-files/video"
+STORAGE_DIR = "sandbox/video"
+PRUNE_EVERY = 300.0
 _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox-video")
-_jobs: dict[str, SandboxVideoJob] = {}
+_me = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+_last_prune = [0.0]  # throttles this process's clean-up; not state other processes need
+
+Record = Callable[[SandboxVideoJob], dict]
 
 
 def pace() -> float:
     return float(os.environ.get("STUDIO_SANDBOX_VIDEO_SECONDS", "4"))
 
 
-def files_dir() -> Path:
-    path = Path(os.environ.get("STUDIO_SANDBOX_VIDEO_DIR") or Path(tempfile.gettempdir()) / "studio-sandbox-video")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def render_lease() -> float:
+    """Seconds a render stays claimed without renewal: how soon another process takes over a dead one's."""
+    return float(os.environ.get("STUDIO_SANDBOX_RENDER_LEASE", "30"))
 
 
 @dataclass
-class SandboxVideoJob:
+class NewVideoJob:
+    """What a protocol module parsed from a create request."""
+
     id: str
     model: str
     prompt: str
@@ -65,108 +81,222 @@ class SandboxVideoJob:
     first_frame: Image.Image | None = None
     last_frame: Image.Image | None = None
     references: list[Image.Image] = field(default_factory=list)
-    created: float = field(default_factory=time.time)
-    started: float | None = None
-    finished: float | None = None
-    cancelled: bool = False
-    future: Future | None = None
     extra: dict = field(default_factory=dict)
-    # Ark-style status callbacks: where to post, and how to render the record at that moment.
     callback_url: str = ""
-    record: Callable[[SandboxVideoJob], dict] | None = None
-
-    @property
-    def fails(self) -> bool:
-        return FAIL_MARKER in self.prompt
-
-    def phase(self) -> str:
-        """queued → running → succeeded | failed (or cancelled while queued)."""
-        if self.cancelled:
-            return "cancelled"
-        elapsed = time.time() - self.created
-        step = pace()
-        if elapsed < step / 3:
-            return "queued"
-        if self.started is None:
-            self.started = time.time()
-        if elapsed < step or self.future is None or not self.future.done():
-            return "running"
-        if self.finished is None:
-            self.finished = time.time()
-        if self.fails or self.future.exception() is not None:
-            return "failed"
-        return "succeeded"
-
-    def video_path(self) -> Path:
-        return files_dir() / f"{self.id}.mp4"
-
-    def last_frame_path(self) -> Path:
-        return files_dir() / f"{self.id}-last.png"
-
-    def urls(self, host: str) -> tuple[str, str]:
-        base = f"http://{host}{FILES_PATH}/{self.id}"
-        return base + ".mp4", (base + "-last.png" if self.want_last_frame else "")
+    host: str = ""
 
 
-def submit(job: SandboxVideoJob) -> None:
-    _prune()
-    _jobs[job.id] = job
-    if not job.fails:
-        job.future = _executor.submit(_render, job)
-    else:
-        done: Future = Future()
-        done.set_result(None)
-        job.future = done
-    if job.callback_url.startswith(("http://", "https://")) and job.record is not None:
-        threading.Thread(target=_notify, args=(job,), name=f"sandbox-callback-{job.id}", daemon=True).start()
+def fails(job: SandboxVideoJob) -> bool:
+    return FAIL_MARKER in job.prompt
 
 
-def _notify(job: SandboxVideoJob) -> None:
-    """Post the task record to ``callback_url`` on each status change after creation."""
+def phase(job: SandboxVideoJob, now: float | None = None) -> str:
+    """queued → running → succeeded | failed (or cancelled while queued)."""
+    if job.cancelled_at is not None:
+        return "cancelled"
+    elapsed = (now or time.time()) - job.created
+    if elapsed < job.pace / 3:
+        return "queued"
+    done = fails(job) or job.rendered_at is not None or bool(job.render_error)
+    if elapsed < job.pace or not done:
+        return "running"
+    return "failed" if fails(job) or job.render_error else "succeeded"
+
+
+def started_at(job: SandboxVideoJob) -> float | None:
+    return job.created + job.pace / 3 if phase(job) not in ("queued", "cancelled") else None
+
+
+def finished_at(job: SandboxVideoJob) -> float | None:
+    current = phase(job)
+    if current == "cancelled":
+        return job.cancelled_at
+    if current in ("succeeded", "failed"):
+        return max(job.created + job.pace, job.rendered_at or job.created)
+    return None
+
+
+def urls(job: SandboxVideoJob, host: str) -> tuple[str, str]:
+    base = f"http://{host}{FILES_PATH}/{job.id}"
+    return base + ".mp4", (base + "-last.png" if job.want_last_frame else "")
+
+
+def _png(image: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _save(name: str, data: bytes) -> str:
+    return default_storage.save(name, ContentFile(data))
+
+
+def _create(new: NewVideoJob) -> SandboxVideoJob:
+    inputs: dict = {"references": []}
+    for role in ("first_frame", "last_frame"):
+        image = getattr(new, role)
+        if image is not None:
+            inputs[role] = _save(f"{STORAGE_DIR}/{new.id}-{role}.png", _png(image))
+    for index, image in enumerate(new.references):
+        inputs["references"].append(_save(f"{STORAGE_DIR}/{new.id}-ref{index}.png", _png(image)))
+    now = time.time()
+    job = SandboxVideoJob.objects.create(
+        id=new.id, model=new.model, prompt=new.prompt, width=new.width, height=new.height, duration=new.duration,
+        seed=new.seed, audio=new.audio, want_last_frame=new.want_last_frame, ratio=new.ratio,
+        resolution=new.resolution, request=new.extra, inputs=inputs, callback_url=new.callback_url, host=new.host,
+        created=now, pace=pace(), render_owner=_me, render_lease_until=now + render_lease(),
+    )
+    if now - _last_prune[0] > PRUNE_EVERY:
+        _last_prune[0] = now
+        _prune(now)
+    return job
+
+
+async def submit(new: NewVideoJob, record: Record | None = None) -> SandboxVideoJob:
+    job = await sync_to_async(_create)(new)
+    if not fails(job):  # a failing task has nothing to render: it fails when its clock runs out
+        _executor.submit(_render, job.id)
+    if job.callback_url.startswith(("http://", "https://")) and record is not None:
+        threading.Thread(target=_notify, args=(job.id, record), name=f"sandbox-callback-{job.id}", daemon=True).start()
+    return job
+
+
+def _load(job_id: str) -> SandboxVideoJob | None:
+    job = SandboxVideoJob.objects.filter(id=job_id).first()
+    if job is None:
+        return None
+    if job.created < time.time() - KEEP_SECONDS:
+        return None
+    _take_over_render(job)
+    return job
+
+
+async def get(job_id: str) -> SandboxVideoJob | None:
+    return await sync_to_async(_load)(job_id)
+
+
+def _cancel(job_id: str) -> str | None:
+    """Cancel a queued task; the phase it was found in (None: unknown)."""
+    job = _load(job_id)
+    if job is None:
+        return None
+    found = phase(job)
+    if found == "queued":
+        now = time.time()
+        # Conditional: a task that left the queue meanwhile stays as it is.
+        SandboxVideoJob.objects.filter(id=job_id, cancelled_at__isnull=True, created__gt=now - job.pace / 3).update(
+            cancelled_at=now)
+    return found
+
+
+async def cancel(job_id: str) -> str | None:
+    return await sync_to_async(_cancel)(job_id)
+
+
+def _take_over_render(job: SandboxVideoJob) -> None:
+    """The process that created the task died before its video was made: render it here."""
+    now = time.time()
+    if job.rendered_at is not None or job.render_error or fails(job) or job.cancelled_at is not None:
+        return
+    if job.render_lease_until > now:
+        return
+    taken = SandboxVideoJob.objects.filter(id=job.id, rendered_at__isnull=True, render_lease_until__lte=now).update(
+        render_owner=_me, render_lease_until=now + render_lease())
+    if taken:
+        logger.info("sandbox video %s: taking the render over", job.id)
+        _executor.submit(_render, job.id)
+
+
+def _open_image(name: str | None) -> Image.Image | None:
+    if not name:
+        return None
+    with default_storage.open(name, "rb") as handle:
+        image = Image.open(io.BytesIO(handle.read()))
+        image.load()
+    return image.convert("RGB")
+
+
+def _hold_lease(job_id: str, done: threading.Event) -> None:
+    """Renew this process's claim on a render while it runs, so only a dead process's render is taken over."""
+    while not done.wait(render_lease() / 3):
+        try:
+            SandboxVideoJob.objects.filter(id=job_id, render_owner=_me, rendered_at__isnull=True).update(
+                render_lease_until=time.time() + render_lease())
+        except Exception:
+            logger.warning("sandbox video %s: renewing the render lease failed", job_id, exc_info=True)
+        finally:
+            connection.close()
+
+
+def _render(job_id: str) -> None:
+    close_old_connections()
+    done = threading.Event()
+    try:
+        job = SandboxVideoJob.objects.get(id=job_id)
+        if job.render_owner != _me:
+            return  # taken over by another process while it waited here
+        threading.Thread(target=_hold_lease, args=(job_id, done), name=f"sandbox-lease-{job_id}", daemon=True).start()
+        spec = video.VideoSpec(
+            prompt=job.prompt, width=job.width, height=job.height, duration=job.duration, fps=24, seed=job.seed,
+            first_frame=_open_image(job.inputs.get("first_frame")), last_frame=_open_image(job.inputs.get("last_frame")),
+            reference_images=[_open_image(n) for n in job.inputs.get("references", [])], audio=job.audio,
+        )
+        with tempfile.TemporaryDirectory(prefix="sandbox-video-") as folder:
+            path = Path(folder) / f"{job.id}.mp4"
+            result = video.make_video(spec, path)
+            video_name = _save(f"{STORAGE_DIR}/{job.id}.mp4", path.read_bytes())
+        frame_name = ""
+        if job.want_last_frame:
+            frame_name = _save(f"{STORAGE_DIR}/{job.id}-last.png", video.last_frame_png(result))
+        SandboxVideoJob.objects.filter(id=job_id, render_owner=_me).update(
+            rendered_at=time.time(), video_name=video_name, last_frame_name=frame_name)
+    except Exception as exc:
+        logger.exception("sandbox video %s: rendering failed", job_id)
+        SandboxVideoJob.objects.filter(id=job_id, render_owner=_me).update(render_error=repr(exc)[:500])
+    finally:
+        done.set()
+        connection.close()
+
+
+def _notify(job_id: str, record: Record) -> None:
+    """Post the task record to its ``callback_url`` on each status change after creation."""
     sent = "queued"
-    while sent not in ("succeeded", "failed", "cancelled"):
-        time.sleep(0.05)
-        phase = job.phase()
-        if phase == sent:
-            continue
-        sent = phase
-        body = job.record(job) if job.record else {}
-        for attempt in range(CALLBACK_ATTEMPTS):
-            try:
-                if httpx.post(job.callback_url, json=body, timeout=5.0).status_code < 300:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(min(2.0**attempt, 5.0) * min(1.0, pace() or 0.05))
-        else:
-            logger.info("sandbox callback for %s was not acknowledged", job.id)
+    try:
+        while sent not in ("succeeded", "failed", "cancelled"):
+            time.sleep(0.05)
+            job = SandboxVideoJob.objects.filter(id=job_id).first()
+            if job is None:
+                return
+            current = phase(job)
+            if current == sent:
+                continue
+            sent = current
+            body = record(job)
+            for attempt in range(CALLBACK_ATTEMPTS):
+                try:
+                    if httpx.post(job.callback_url, json=body, timeout=5.0).status_code < 300:
+                        break
+                except httpx.HTTPError:
+                    pass
+                time.sleep(min(2.0**attempt, 5.0) * min(1.0, job.pace or 0.05))
+            else:
+                logger.info("sandbox callback for %s was not acknowledged", job_id)
+    finally:
+        connection.close()
 
 
-def _prune() -> None:
-    cutoff = time.time() - KEEP_SECONDS
-    for job_id in [j.id for j in _jobs.values() if j.created < cutoff]:
-        job = _jobs.pop(job_id)
-        for path in (job.video_path(), job.last_frame_path()):
-            path.unlink(missing_ok=True)
-
-
-def get(job_id: str) -> SandboxVideoJob | None:
-    return _jobs.get(job_id)
+def _prune(now: float) -> None:
+    for job in SandboxVideoJob.objects.filter(created__lt=now - KEEP_SECONDS).only("id", "inputs", "video_name",
+                                                                                   "last_frame_name"):
+        names = [job.video_name, job.last_frame_name, job.inputs.get("first_frame"), job.inputs.get("last_frame"),
+                 *job.inputs.get("references", [])]
+        for name in filter(None, names):
+            default_storage.delete(name)
+        job.delete()
 
 
 def new_id(prefix: str = "") -> str:
     return prefix + uuid.uuid4().hex[:20]
-
-
-def _render(job: SandboxVideoJob) -> None:
-    spec = video.VideoSpec(
-        prompt=job.prompt, width=job.width, height=job.height, duration=job.duration, fps=24,
-        seed=job.seed, first_frame=job.first_frame, last_frame=job.last_frame,
-        reference_images=job.references, audio=job.audio,
-    )
-    result = video.make_video(spec, job.video_path())
-    if job.want_last_frame:
-        job.last_frame_path().write_bytes(video.last_frame_png(result))
 
 
 def decode_image(url: str) -> Image.Image | None:
@@ -189,10 +319,21 @@ def size_for(resolution: str, ratio: str, first_frame: Image.Image | None) -> tu
         return video.resolution_size("720p", "16:9")
 
 
+def _read_result(name: str, ext: str) -> bytes | None:
+    job = SandboxVideoJob.objects.filter(id=name if ext == "mp4" else name.removesuffix("-last")).first()
+    if job is None or job.created < time.time() - KEEP_SECONDS:
+        return None
+    stored = job.video_name if ext == "mp4" else job.last_frame_name
+    if not stored:
+        return None
+    with default_storage.open(stored, "rb") as handle:
+        return handle.read()
+
+
 @route("GET", FILES_PATH + r"/(?P<name>[0-9a-zA-Z_-]+)\.(?P<ext>mp4|png)")
 async def serve_file(request: Request) -> Response:
     name, ext = request.params["name"], request.params["ext"]
-    path = files_dir() / f"{name}.{ext}"
-    if not path.is_file():
+    data = await sync_to_async(_read_result)(name, ext)
+    if data is None:
         return Response(status=404, body=b"not found", content_type="text/plain")
-    return Response(body=path.read_bytes(), content_type="video/mp4" if ext == "mp4" else "image/png")
+    return Response(body=data, content_type="video/mp4" if ext == "mp4" else "image/png")

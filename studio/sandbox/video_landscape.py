@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
-from .video_drawing import Motes, blend, hsv, prompt_caption, seeded_rng
+from studio.sandbox.video_drawing import Motes, blend, hsv, prompt_caption, seeded_rng
 
 _TERRAIN_WORDS: dict[str, tuple[str, ...]] = {
     "city": ("city", "street", "building", "urban", "skyline", "town", "downtown", "skyscraper"),

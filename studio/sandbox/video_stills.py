@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 from PIL import Image
 
-from .video_drawing import Motes, cover, ease, progress, prompt_caption, seeded_rng
+from studio.sandbox.video_drawing import Motes, cover, ease, progress, prompt_caption, seeded_rng
 
 
 def _pan(rng: np.random.Generator) -> tuple[float, float]:

@@ -1,7 +1,7 @@
 """The mask canvas: paint over a picture, then inpaint, outpaint or edit it with any edit model.
 
 The page paints the mask as a layer of its own and posts it with the request; here it becomes the
-vendor's mask PNG (``studio.gateway.masks``), is stored as its own asset (role "mask", linked to
+vendor's mask PNG (``studio.gateway.images.masks``), is stored as its own asset (role "mask", linked to
 the job), and the edit runs as a studio job through the same images or native engine as /v1. The
 page follows the job over its WebSocket, like the Generate page.
 """
@@ -22,21 +22,21 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_POST
 from PIL import Image
 
-from studio.gateway import masks, snapshot
-from studio.gateway.errors import BadRequest, GatewayError, NotFound
-from studio.gateway.images_engine import family_of
-from studio.gateway.principal import Principal
-from studio.gateway.snapshot import ModelEntry
-from studio.gateway.storage import store_bytes
+from studio.core.entries import ModelEntry
+from studio.core.errors import BadRequest, GatewayError, NotFound
+from studio.core.principal import Principal
+from studio.gateway import permissions as access
+from studio.gateway import snapshot
+from studio.gateway.images import masks
+from studio.gateway.images.engine import family_of
+from studio.gateway.jobs.access import team_for_saving
+from studio.gateway.jobs.base import StudioJob
+from studio.gateway.jobs.canvas import ToolImagesJob, ToolNativeJob, launch_from_request
+from studio.gateway.jobs.inputs import InputImage
+from studio.gateway.jobs.native import native_body
+from studio.gateway.media.storage import store_bytes
 from studio.models import Asset
-from studio.realtime.canvas_job import ToolImagesJob, ToolNativeJob, launch_from_request
-from studio.realtime.job_access import team_for_saving
-from studio.realtime.job_base import StudioJob
-from studio.realtime.job_inputs import InputImage
-from studio.realtime.native_job import native_body
-
-from . import access
-from .generate_views import image_models, saving_teams
+from studio.web.generate_views import image_models, saving_teams
 
 MAX_PROMPT = 10000
 # Mode → the model capability it needs (None: any edit model). Rules as data, not scattered ifs.

@@ -18,19 +18,25 @@ from django.shortcuts import render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from studio.core.entries import ModelEntry
+from studio.core.errors import BadRequest, GatewayError, NotFound
+from studio.core.principal import Principal
+from studio.gateway import permissions as access
 from studio.gateway import snapshot
-from studio.gateway.errors import BadRequest, GatewayError, NotFound
-from studio.gateway.images_engine import family_of
-from studio.gateway.principal import Principal
-from studio.gateway.snapshot import ModelEntry
-from studio.realtime.canvas_job import ToolImagesJob, ToolNativeJob
-from studio.realtime.job_access import team_for_saving
-from studio.realtime.job_base import StudioJob
-from studio.realtime.job_inputs import InputImage
-
-from . import access
-from .canvas_views import error_json, image_source, input_image, parse_body, start_job, visible_image
-from .generate_views import image_models, saving_teams
+from studio.gateway.images.engine import family_of
+from studio.gateway.jobs.access import team_for_saving
+from studio.gateway.jobs.base import StudioJob
+from studio.gateway.jobs.canvas import ToolImagesJob, ToolNativeJob
+from studio.gateway.jobs.inputs import InputImage
+from studio.web.canvas_views import (
+    error_json,
+    image_source,
+    input_image,
+    parse_body,
+    start_job,
+    visible_image,
+)
+from studio.web.generate_views import image_models, saving_teams
 
 MIN_IMAGES = 2
 MAX_ROLE = 500

@@ -1,7 +1,7 @@
 """Edit-session pages: the list, starting a session from a gallery image or an upload, the session
 page (thread, tree, compare), its tree as JSON and remembering the head.
 
-Turns themselves run over the page's WebSocket (``studio.realtime.edit_job``), through the same
+Turns themselves run over the page's WebSocket (``studio.gateway.jobs.edit``), through the same
 native engine as /v1. A session the user may not see is a 404, like a missing one.
 """
 
@@ -17,22 +17,31 @@ from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
-from studio.gateway import edit_sessions
-from studio.gateway.errors import BadRequest, GatewayError, NotFound
-from studio.gateway.images_inputs import image_from_bytes
-from studio.gateway.storage import store_bytes
+from studio.core.errors import BadRequest, GatewayError, NotFound
+from studio.gateway.images.inputs import image_from_bytes
+from studio.gateway.jobs.access import team_for_saving
+from studio.gateway.media.storage import store_bytes
+from studio.gateway.native import edit_sessions
+from studio.gateway.permissions import can_view
 from studio.models import Asset, ModelKind, PlatformModel
-from studio.realtime.job_access import team_for_saving
-
-from .access import can_view
-from .generate_views import MAX_UPLOAD_BYTES, saving_teams
+from studio.web.generate_views import MAX_UPLOAD_BYTES, saving_teams
 
 
 def edit_models() -> list[dict[str, str]]:
-    """Models that can edit in several turns: the native image models."""
-    rows = PlatformModel.objects.filter(kind=ModelKind.NATIVE_IMAGE, enabled=True).order_by("model_id")
+    """Every model that can edit a picture: the native family (in conversation) and the images
+    models that take a picture to edit (turn by turn)."""
+    from studio.gateway.jobs.edit import can_edit
+
+    rows = PlatformModel.objects.filter(kind__in=(ModelKind.NATIVE_IMAGE, ModelKind.IMAGE), enabled=True)
     return [{"id": m.model_id, "name": m.display_name or m.model_id,
-             "sizes": m.capabilities.get("image_sizes") or []} for m in rows]
+             "sizes": m.capabilities.get("image_sizes") or []}
+            for m in sorted(rows, key=lambda m: (m.kind != ModelKind.NATIVE_IMAGE, m.model_id)) if can_edit(m)]
+
+
+def _default_model(source: Asset | None, models: set[str], listed: list[dict[str, str]]) -> str:
+    """"Edit from here" names no model: the image's own model when it edits, else the first one."""
+    own = source.generation.model_id if source is not None and source.generation_id else ""
+    return own if own in models else (listed[0]["id"] if listed else "")
 
 
 def _access_or_404(user, session_id: uuid.UUID) -> edit_sessions.SessionAccess:
@@ -86,11 +95,13 @@ def _source_for(request: HttpRequest) -> Asset:
 @login_required
 @require_POST
 def new_session(request: HttpRequest) -> HttpResponse:
-    models = {m["id"] for m in edit_models()}
+    listed = edit_models()
+    models = {m["id"] for m in listed}
     try:
-        model_id = request.POST.get("model") or ""
+        model_id = request.POST.get("model") or _default_model(
+            _picked_asset(request.user, request.POST.get("asset")), models, listed)
         if model_id not in models:
-            raise BadRequest("choose a model that edits in several turns", param="model")
+            raise BadRequest("choose a model that edits images", param="model")
         team_id = team_for_saving(request.user.id, request.POST.get("team"))
         source = _source_for(request)
     except GatewayError as exc:

@@ -3,6 +3,12 @@
 Django's FileResponse is a synchronous iterator, which under ASGI is read whole into memory
 before sending; a 200 MB video must not be. Range requests (``bytes=a-b``, ``bytes=a-``,
 ``bytes=-n``) answer 206 so browsers can seek in videos.
+
+With object storage (``STUDIO_S3_BUCKET``) files are streamed through here too, rather than
+redirected to presigned bucket URLs: every byte passes the same access check (revoking a share
+or leaving a team takes effect at once, while a presigned URL stays valid until it expires), the
+URLs clients see do not change, and the bucket needs no public endpoint or CORS. A range is one
+ranged GET on the object, so seeking in a large video reads only what is asked for.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator
+from typing import Protocol
 
 from django.core.files.storage import Storage
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -36,11 +43,32 @@ def parse_range(header: str | None, size: int) -> tuple[int, int] | None:
     return start, end
 
 
+class _Readable(Protocol):
+    def read(self, size: int = ..., /) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+def open_range(storage: Storage, name: str, start: int, length: int) -> _Readable:
+    """A reader positioned at ``start`` (blocking; call in a thread)."""
+    from storages.backends.s3 import S3Storage
+    from storages.utils import clean_name
+
+    if isinstance(storage, S3Storage):
+        key = storage._normalize_name(clean_name(name))
+        last = start + max(length, 1) - 1
+        return storage.bucket.Object(key).get(Range=f"bytes={start}-{last}")["Body"]
+    handle = storage.open(name, "rb")
+    if start:
+        handle.seek(start)
+    return handle
+
+
 async def _chunks(storage: Storage, name: str, start: int, length: int) -> AsyncIterator[bytes]:
-    handle = await asyncio.to_thread(storage.open, name, "rb")
+    if length <= 0:
+        return
+    handle = await asyncio.to_thread(open_range, storage, name, start, length)
     try:
-        if start:
-            await asyncio.to_thread(handle.seek, start)
         remaining = length
         while remaining > 0:
             chunk = await asyncio.to_thread(handle.read, min(CHUNK, remaining))

@@ -17,9 +17,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
+from studio.gateway import permissions as access
 from studio.models import Asset, AssetKind
-
-from . import access
 
 PAGE_SIZE = 60
 MAX_PAGE_SIZE = 200

@@ -13,10 +13,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from studio.gateway import permissions as access
+from studio.gateway import prices
 from studio.models import Asset, AssetKind, Collection, Generation, PlatformModel, Team, Visibility
-
-from . import access, pricing
-from .gallery_query import (
+from studio.web.gallery_query import (
     MAX_PAGE_SIZE,
     PAGE_SIZE,
     BadFilter,
@@ -127,8 +127,7 @@ def asset_detail(request: HttpRequest, asset_id: uuid.UUID) -> HttpResponse:
             .filter(generation=generation, is_input=False, is_draft=False).exclude(id=asset.id)
             .select_related("generation").order_by("index")[:24]
         ]
-        model = PlatformModel.objects.filter(model_id=generation.model_id).only("kind", "capabilities").first()
-        cost = pricing.estimate(generation.usage, model.kind if model else "", model.capabilities if model else None)
+        cost = prices.cost_of_generation(generation)
     addable_teams = list(Team.objects.filter(id__in=[t for t in roles if access.may_add_to_team(roles, t)]))
     return render(request, "studio/asset_detail.html", {
         "asset": asset,

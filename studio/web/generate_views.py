@@ -14,11 +14,13 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studio.gateway.errors import BadRequest
-from studio.gateway.images_inputs import image_from_bytes
-from studio.gateway.storage import store_bytes
+from studio.core.errors import BadRequest
+from studio.gateway.images.inputs import image_from_bytes
+from studio.gateway.media.storage import store_bytes
 from studio.models import Asset, Membership, ModelKind, PlatformModel
 from studio.models.accounts import Role
+from studio.web import result_actions
+from studio.web.price_sheet import price_sheet
 
 IMAGE_KINDS = (ModelKind.NATIVE_IMAGE, ModelKind.IMAGE)
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -26,14 +28,67 @@ MAX_PREFILLED_INPUTS = 16
 MAX_COMPARE = 4
 
 
+def abilities(caps: dict[str, Any]) -> list[str]:
+    """What a model can do, in a designer's words, for the model picker."""
+    found = ["text to image"]
+    if int(caps.get("max_reference_images") or 0):
+        found.append(f"up to {caps['max_reference_images']} reference images")
+    if caps.get("edits") or caps.get("image_to_image") or "edit" in (caps.get("modes") or []):
+        found.append("edits")
+    if caps.get("mask"):
+        found.append("inpaint with a mask")
+    if caps.get("sequential"):
+        found.append("sets")
+    if caps.get("layer_decomposition"):
+        found.append("layers")
+    sizes = caps.get("image_sizes") or caps.get("sizes") or []
+    if sizes:
+        found.append("sizes " + ", ".join(s for s in sizes if s != "auto"))
+    if caps.get("backgrounds") and "transparent" in caps["backgrounds"]:
+        found.append("transparent background")
+    if caps.get("seed"):
+        found.append("seed")
+    if int(caps.get("max_partial_images") or 0):
+        found.append("live previews")
+    return found
+
+
 def image_models() -> list[dict[str, Any]]:
-    """Every enabled image model with what the form needs: its family and capabilities."""
+    """Every enabled image model with what the form needs: its family, capabilities, what it can
+    do and its price."""
     rows = PlatformModel.objects.filter(kind__in=IMAGE_KINDS, enabled=True).order_by("kind", "model_id")
     return [{
         "id": m.model_id, "name": m.display_name or m.model_id,
         "family": m.capabilities.get("family") or ("native" if m.kind == ModelKind.NATIVE_IMAGE else "standard"),
-        "capabilities": m.capabilities,
+        "capabilities": m.capabilities, "abilities": abilities(m.capabilities),
+        "price": price_sheet(m.model_id),
     } for m in rows]
+
+
+def _visible_generated(user, raw: str | None) -> Asset | None:
+    """``?recipe=``, ``?variations=``, ``?upscale=``: a generated image the user may see."""
+    from studio.gateway.permissions import can_view
+
+    try:
+        asset_id = uuid.UUID(str(raw))
+    except ValueError:
+        return None
+    asset = Asset.objects.select_related("generation").filter(id=asset_id, kind="image").first()
+    return asset if asset is not None and can_view(user, asset) else None
+
+
+def start_actions(user, query) -> dict[str, Any]:
+    """What the page does on load for links from a result: fill the form from a recipe, run
+    variations, or upscale."""
+    found: dict[str, Any] = {}
+    source = _visible_generated(user, query.get("recipe"))
+    if source is not None and source.generation is not None:
+        found["recipe"] = result_actions.recipe(source.generation).as_dict()
+    for action in ("variations", "upscale"):
+        asset = _visible_generated(user, query.get(action))
+        if asset is not None:
+            found[action] = str(asset.id)
+    return found
 
 
 def input_entry(asset: Asset) -> dict[str, Any]:
@@ -43,7 +98,7 @@ def input_entry(asset: Asset) -> dict[str, Any]:
 
 def prefilled_inputs(user, raw_ids: list[str]) -> list[dict[str, Any]]:
     """``?input=<asset id>`` (the gallery's "use as input"): the images the user may see, in order."""
-    from studio.web.access import can_view
+    from studio.gateway.permissions import can_view
 
     ids = []
     for raw in raw_ids[:MAX_PREFILLED_INPUTS]:
@@ -88,6 +143,7 @@ def generate(request: HttpRequest) -> HttpResponse:
             "compare": compare,
             "teams": saving_teams(request.user),
             "upload_url": reverse("generate-upload"),
+            **start_actions(request.user, request.GET),
         },
     }
     return render(request, "studio/generate.html", context)

@@ -21,9 +21,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date
 from django.views.decorators.http import require_POST
 
+from studio.gateway import permissions as access
 from studio.models import ApiKey, PlatformModel, Role, Team, UsageRecord
-
-from . import access
 
 MAX_NAME = 120
 RECENT_PER_KEY = 10
@@ -105,8 +104,14 @@ def _page(request: HttpRequest, new_secret: str = "", new_key: ApiKey | None = N
     keys = list(ApiKey.objects.filter(owner=request.user).select_related("team").order_by("-created"))
     totals, recent = _usage(keys)
     roles = access.roles_of(request.user)
+    from studio.models import Budget, RateLimit
+    from studio.web.key_limit_views import may_set_limits
+
+    limits = {r.api_key_id: r for r in RateLimit.objects.filter(api_key__in=keys, model_id="")}
+    budgets = {b.api_key_id: b for b in Budget.objects.filter(api_key__in=keys)}
     rows = [{"key": k, "totals": totals.get(k.id), "recent": recent.get(k.id, []),
-             "active": k.is_active} for k in keys]
+             "active": k.is_active, "limits": limits.get(k.id), "budget": budgets.get(k.id),
+             "may_limit": may_set_limits(request.user, k, roles)} for k in keys]
     return render(request, "studio/keys.html", {
         "rows": rows,
         "models": list(PlatformModel.objects.filter(enabled=True).order_by("model_id")
@@ -117,20 +122,27 @@ def _page(request: HttpRequest, new_secret: str = "", new_key: ApiKey | None = N
     }, status=status)
 
 
+NEW_SECRET = "studio.new_key"  # session entry: the just-made key's id and secret, shown once
+
+
 @login_required
 def keys(request: HttpRequest) -> HttpResponse:
+    """POST makes a key and redirects (a reload never makes a second one); the GET after it shows
+    the secret once, from the session, and forgets it."""
     if request.method != "POST":
-        return _page(request)
+        fresh = request.session.pop(NEW_SECRET, None)
+        key = ApiKey.objects.filter(id=fresh["id"], owner=request.user).first() if isinstance(fresh, dict) else None
+        response = _page(request, new_secret=fresh["secret"] if key else "", new_key=key)
+        response["Cache-Control"] = "no-store"
+        return response
     try:
         form = KeyForm.parse(request)
     except KeyFormError as exc:
         return _page(request, status=400, form_error=exc)
     key, secret = ApiKey.issue(request.user, name=form.name, team=form.team,
                                allowed_models=form.allowed_models, expires_at=form.expires_at)
-    # Rendered, not redirected: the secret exists only in this response.
-    response = _page(request, new_secret=secret, new_key=key)
-    response["Cache-Control"] = "no-store"
-    return response
+    request.session[NEW_SECRET] = {"id": key.id, "secret": secret}
+    return redirect("keys")
 
 
 def _own_key(request: HttpRequest, key_id: int) -> ApiKey:

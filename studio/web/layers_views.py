@@ -12,14 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET
 
+from studio.gateway import permissions as access
 from studio.models import Asset, Generation
-
-from . import access
+from studio.web import layer_export
+from studio.web.layer_export import GROUP_ORDER, GROUP_TITLES, StackLayer
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class LayerView:
     top: float = 0.0
     width: float = 100.0
     height: float = 100.0
+    group: str = "subjects"
 
     @property
     def file_url(self) -> str:
@@ -85,12 +87,30 @@ def stack_layers(assets: list[Asset]) -> tuple[LayerView | None, list[LayerView]
             continue
         box = _box(asset.metadata)
         x1, y1, x2, y2 = box or (0, 0, width, height)
+        z_index = int(asset.metadata.get("z_index", asset.index))
+        name = asset.metadata.get("name") or f"Layer {asset.index}"
+        description = asset.metadata.get("description") or ""
+        full_frame = (x2 - x1) >= 0.9 * width and (y2 - y1) >= 0.9 * height
         layers.append(LayerView(
-            asset, int(asset.metadata.get("z_index", asset.index)), asset.metadata.get("name") or f"Layer {asset.index}",
-            asset.metadata.get("description") or "", box,
+            asset, z_index, name, description, box,
             left=100 * x1 / width, top=100 * y1 / height, width=100 * (x2 - x1) / width, height=100 * (y2 - y1) / height,
+            group=layer_export.group_of(name, description, z_index, full_frame),
         ))
+    layers.sort(key=lambda layer: (GROUP_ORDER.index(layer.group), layer.z_index))
     return base, layers
+
+
+def groups_top_down(layers: list[LayerView]) -> list[dict[str, Any]]:
+    """The layer panel's sections, top of the stack first (text, subjects, background)."""
+    return [{"key": key, "title": GROUP_TITLES[key],
+             "layers": [layer for layer in reversed(layers) if layer.group == key]}
+            for key in reversed(GROUP_ORDER) if any(layer.group == key for layer in layers)]
+
+
+def _stack(base: LayerView, layers: list[LayerView]) -> list[StackLayer]:
+    width, height = base.asset.width or 1, base.asset.height or 1
+    return [StackLayer(layer.asset, layer.z_index, layer.name, layer.description,
+                       layer.box or (0, 0, width, height), layer.group) for layer in layers]
 
 
 def item_errors(generation: Generation) -> list[dict[str, Any]]:
@@ -115,8 +135,45 @@ def layers_view(request: HttpRequest, asset_id: uuid.UUID) -> HttpResponse:
     base, layers = stack_layers(outputs)
     return render(request, "studio/layers.html", {
         "asset": asset, "generation": generation, "base": base, "layers": layers,
-        "errors": item_errors(generation),
+        "groups": groups_top_down(layers), "errors": item_errors(generation),
+        "billed": (generation.usage or {}).get("generated_images"),
     })
+
+
+def _export(request: HttpRequest, asset_id: uuid.UUID) -> tuple[Generation, LayerView, list[StackLayer]]:
+    asset, generation, outputs = _grouped(request, asset_id, "layers")
+    base, layers = stack_layers(outputs)
+    if base is None:
+        raise Http404("this decomposition has no layers")
+    return generation, base, _stack(base, layers)
+
+
+def _attachment(data: bytes, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(data, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@login_required
+@require_GET
+def layers_psd(request: HttpRequest, asset_id: uuid.UUID) -> HttpResponse:
+    """The stack as a layered Photoshop file."""
+    generation, base, stack = _export(request, asset_id)
+    try:
+        data = layer_export.build_psd(base.asset, stack)
+    except ValueError as exc:
+        return JsonResponse({"error": {"message": str(exc), "param": "asset"}}, status=422)
+    return _attachment(data, "image/vnd.adobe.photoshop", f"layers-{generation.id.hex[:8]}.psd")
+
+
+@login_required
+@require_GET
+def layers_zip(request: HttpRequest, asset_id: uuid.UUID) -> HttpResponse:
+    """The stack as PNGs with a manifest of their boxes."""
+    generation, base, stack = _export(request, asset_id)
+    data = layer_export.build_zip(base.asset, stack, generation.prompt, generation.model_id)
+    return _attachment(data, "application/zip", f"layers-{generation.id.hex[:8]}.zip")
 
 
 @login_required
@@ -134,5 +191,7 @@ def set_view(request: HttpRequest, asset_id: uuid.UUID) -> HttpResponse:
 
 urlpatterns = [
     path("<uuid:asset_id>/layers", layers_view, name="asset-layers"),
+    path("<uuid:asset_id>/layers.psd", layers_psd, name="asset-layers-psd"),
+    path("<uuid:asset_id>/layers.zip", layers_zip, name="asset-layers-zip"),
     path("<uuid:asset_id>/set", set_view, name="asset-set"),
 ]

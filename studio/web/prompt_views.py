@@ -12,9 +12,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from studio.gateway import prompt_library
 from studio.models import Prompt
-
-from . import prompt_library
 
 PAGE = 100
 HISTORY = 30

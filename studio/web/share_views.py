@@ -16,11 +16,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from studio.gateway import permissions as access
 from studio.models import Asset, Team, Visibility
-
-from . import access
-from .files import stream_file
-from .thumbnails import serve_thumbnail
+from studio.web.files import stream_file
+from studio.web.thumbnails import serve_thumbnail
 
 SHARE_ACTIONS = ("private", "team", "link", "revoke")
 

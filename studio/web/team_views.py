@@ -18,9 +18,8 @@ from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
+from studio.gateway import permissions as access
 from studio.models import Collection, Membership, Role, Team
-
-from . import access
 
 MAX_NAME = 120
 

@@ -15,10 +15,9 @@ from django.core.files.base import ContentFile
 from django.http import Http404, HttpRequest, HttpResponse
 from PIL import Image, ImageOps
 
+from studio.gateway import permissions as access
 from studio.models import Asset, AssetKind
-
-from . import access
-from .files import stream_file
+from studio.web.files import stream_file
 
 logger = logging.getLogger(__name__)
 

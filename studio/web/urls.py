@@ -1,19 +1,24 @@
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
-from . import (
+from studio.web import (
     gallery_views,
     generate_views,
+    key_limit_views,
     key_views,
     prompt_views,
     share_views,
     team_views,
     thumbnails,
+    usage_views,
     views,
 )
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("favicon.ico", RedirectView.as_view(url=static("studio/favicon.svg"), permanent=True)),
     path("login/", auth_views.LoginView.as_view(template_name="studio/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("generate/", generate_views.generate, name="generate"),
@@ -41,6 +46,8 @@ urlpatterns = [
     path("keys/", key_views.keys, name="keys"),
     path("keys/<int:key_id>/update", key_views.update_key, name="key-update"),
     path("keys/<int:key_id>/revoke", key_views.revoke_key, name="key-revoke"),
+    path("keys/<int:key_id>/limits", key_limit_views.key_limits, name="key-limits"),
+    path("usage/", usage_views.usage, name="usage"),
     path("prompts/", prompt_views.prompts, name="prompts"),
     path("prompts/save", prompt_views.save_prompt, name="prompt-save"),
     path("prompts/<int:prompt_id>/edit", prompt_views.edit_prompt, name="prompt-edit"),
@@ -50,4 +57,5 @@ urlpatterns = [
     path("compose/", include("studio.web.compose_views")),
     path("edit/", include("studio.web.edit_views")),
     path("assets/", include("studio.web.layers_views")),
+    path("assets/", include("studio.web.result_views")),
 ]

@@ -7,8 +7,8 @@ import uuid
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
-from . import access
-from .share_views import serve_asset_file
+from studio.gateway import permissions as access
+from studio.web.share_views import serve_asset_file
 
 
 def home(request: HttpRequest) -> HttpResponse:

@@ -22,3 +22,10 @@ def _sweep() -> int:
 
 async def sweep_stale_generations() -> None:
     await sync_to_async(_sweep)()
+
+
+async def prune_sandbox_results() -> None:
+    """The sandbox's image result URLs live a day, like a vendor's; then their files go."""
+    from studio.sandbox.ark_images import prune_results
+
+    await sync_to_async(prune_results)()

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+from studio.gateway import heartbeat
+
 logger = logging.getLogger("studio.workers")
 
 
@@ -29,6 +31,9 @@ class Job:
 DEFAULT_JOBS = [
     Job("studio.workers.maintenance.sweep_stale_generations", every=60.0),
     Job("studio.workers.video.poll_due_videos", every=1.0),
+    Job("studio.workers.video.deliver_due_webhooks", every=1.0),
+    Job("studio.workers.maintenance.prune_sandbox_results", every=3600.0),
+    Job("studio.gateway.heartbeat.beat", every=heartbeat.EVERY),
 ]
 
 
@@ -37,7 +42,10 @@ def jobs() -> list[Job]:
 
 
 async def run_forever(stop: asyncio.Event | None = None) -> None:
+    from studio.gateway import events, health, snapshot  # noqa: F401 - they register their event handlers
+
     stop = stop or asyncio.Event()
+    events.start()  # idempotent: inside the web process the lifespan has started it already
     schedule = [(job, import_string(job.path)) for job in jobs()]
     next_run = {job.path: 0.0 for job, _ in schedule}
     while not stop.is_set():

@@ -8,10 +8,9 @@ import io
 import pytest
 from PIL import Image, ImageChops, ImageDraw
 
-from studio.gateway import masks
+from studio.gateway.images import masks
+from tests.browser.conftest import sign_in
 from tests.web.library_factories import make_image
-
-from .conftest import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,13 +8,13 @@ import io
 import pytest
 from PIL import Image
 
-from .conftest import sign_in
+from tests.browser.conftest import DESKTOP, PHONE, no_sideways_scroll, open_page, shot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def source_asset(user):
-    from studio.gateway.storage import store_bytes
+    from studio.gateway.media.storage import store_bytes
 
     buffer = io.BytesIO()
     Image.new("RGB", (320, 240), (40, 120, 160)).save(buffer, "PNG")
@@ -77,7 +77,7 @@ def test_multi_turn_edit_with_a_branch_and_a_compare(page, live_asgi, alice):
 
 
 def test_a_blocked_turn_shows_the_reason_and_strangers_get_404(page, live_asgi, alice, make_account):
-    from studio.gateway import edit_sessions
+    from studio.gateway.native import edit_sessions
 
     asset = source_asset(alice.user)
     session = edit_sessions.create_session(alice.user, asset, "delta-3.1-flash-image", title="Blocked")
@@ -94,3 +94,58 @@ def test_a_blocked_turn_shows_the_reason_and_strangers_get_404(page, live_asgi, 
     sign_in(page, live_asgi, "bob", "pw-bob-123")
     response = page.goto(f"{live_asgi}/edit/{session.id}/")
     assert response.status == 404
+
+
+def scene_asset(user):
+    """A picture the offline model painted: it knows its cat, its house, its sky."""
+    from studio.gateway.media.storage import store_bytes
+    from studio.sandbox.imaging import encode_image, render_prompt_image
+
+    data = encode_image(render_prompt_image("an orange cat by a house in a sunny meadow", 768, 512, seed=7))
+    return store_bytes(data, "image/png", owner_id=user.id)
+
+
+def turn_picture(page, index: int) -> Image.Image:
+    """The picture a turn shows, fetched as the browser sees it."""
+    src = page.locator("#thread .turn").nth(index).locator(".turn-image").evaluate("img => img.currentSrc || img.src")
+    data = page.request.get(src).body()
+    image = Image.open(io.BytesIO(data))
+    image.load()
+    return image
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_region_edits_follow_the_instruction_in_turns(browser, request, live_asgi, alice, viewport):
+    from studio.sandbox import regions
+
+    asset = scene_asset(alice.user)
+    page, errors = open_page(browser, request, viewport, touch=viewport is PHONE)
+    name = "desktop" if viewport is DESKTOP else "phone"
+    sign_in(page, live_asgi, "alice", "pw-alice-123")
+    page.goto(f"{live_asgi}/assets/{asset.id}/")
+    page.get_by_role("link", name="Edit in turns").click()
+    page.get_by_label("Title").fill("Meadow")
+    page.get_by_role("button", name="Start editing").click()
+    page.get_by_role("heading", name="Meadow").wait_for()
+    # Every model that edits is offered, the images family too.
+    offered = page.locator("#turn-model option").evaluate_all("options => options.map((o) => o.value)")
+    assert {"kappa-image-1", "sigma-5.0-image"} <= set(offered)
+
+    send(page, "remove the cat")
+    wait_turns(page, 1)
+    removed = turn_picture(page, 1)
+    assert [r.kind for r in regions.noted(removed) if r.kind == "cat"] == []
+    page.get_by_label("Model", exact=True).select_option("kappa-image-1")
+    send(page, "make the house blue")
+    wait_turns(page, 2)
+    recoloured = turn_picture(page, 2)
+    house = next(r for r in regions.noted(recoloured) if r.kind == "house")
+    x1, y1, x2, y2 = house.pixels(recoloured.size)
+    r, g, b = (sum(channel) / len(channel) for channel in zip(*recoloured.convert("RGB").crop(
+        (x1 + (x2 - x1) // 4, y1 + (y2 - y1) // 2, x2 - (x2 - x1) // 4, y2 - 4)).getdata(), strict=True))
+    assert b > r + 30  # the walls are blue now
+    page.locator("#thread .turn").nth(2).scroll_into_view_if_needed()
+    shot(page, f"region-edits-{name}", prefix="edit")
+    if viewport is PHONE:
+        assert no_sideways_scroll(page)
+    assert errors == []

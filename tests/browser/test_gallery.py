@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.conftest import sign_in
 from tests.web.library_factories import make_image
-
-from .conftest import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

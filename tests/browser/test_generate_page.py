@@ -4,10 +4,12 @@ and a page reloaded mid-job that catches up from the stored record."""
 from __future__ import annotations
 
 import re
+import time
+from decimal import Decimal
 
 import pytest
 
-from .conftest import sign_in
+from tests.browser.conftest import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -71,12 +73,27 @@ def test_sigma_sequential_set(page, live_asgi, alice):
     page.get_by_label("Images in the set (at most)").fill("3")
     page.get_by_label("Watermark").check()
     page.get_by_label("Size", exact=True).select_option("1K")
-    page.get_by_label("Prompt", exact=True).fill("a set of 3 images: a seed, a sprout, a tree")
+    page.get_by_label("Prompt", exact=True).fill("a set of 5 images: a seed, a sprout, a tree")
     page.get_by_role("button", name="Generate").click()
-    page.locator(".job .job-state", has_text="Done").wait_for(timeout=30000)
+    page.locator(".job .job-state[data-kind=done]").wait_for(timeout=30000)
     assert page.locator(FINAL).count() == 3
+    # One group with its count; max_images caps the set, as at the vendor, with no error per image.
+    assert page.locator(".job .set-heading").inner_text().startswith("Set of 3 images")
+    assert page.locator(".job .item-error").count() == 0
     assert "generated_images" not in page.locator(".job .meta").inner_text()
     assert "3 billed images" in page.locator(".job .meta").inner_text()
+
+
+def recorded_cost(generation_id: str) -> Decimal:
+    """The cost the job's record keeps (written off the response path: wait for it)."""
+    from studio.models import Generation
+
+    deadline = time.monotonic() + 20
+    while True:
+        generation = Generation.objects.get(id=generation_id)
+        if generation.cost_usd or time.monotonic() > deadline:
+            return generation.cost_usd
+        time.sleep(0.1)
 
 
 def test_compare_two_models_side_by_side(page, live_asgi, alice):
@@ -96,6 +113,10 @@ def test_compare_two_models_side_by_side(page, live_asgi, alice):
     assert names == ["Delta 3.1 Flash Lite Image", "Kappa Image 1"]
     for meta in panels.locator(".meta").all_inner_texts():
         assert re.search(r"\d+\.\d s", meta) and "tokens" in meta
+    for i in range(2):  # each column's cost, as its usage record keeps it, next to its latency
+        cost = panels.nth(i).locator(".meta .job-cost").inner_text()
+        assert re.fullmatch(r"\$\d+\.\d\d", cost), cost
+        assert Decimal(cost[1:]) == round(recorded_cost(panels.nth(i).get_attribute("data-job")), 2)
     boxes = [panels.nth(i).bounding_box() for i in range(2)]
     assert boxes[0]["y"] == boxes[1]["y"] and boxes[0]["x"] != boxes[1]["x"]  # side by side
     page.keyboard.press("j")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from .conftest import sign_in
+from tests.browser.conftest import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

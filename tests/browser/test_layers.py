@@ -10,9 +10,8 @@ import pytest
 from django.db import OperationalError
 
 from studio.models import Asset, Generation
+from tests.browser.conftest import sign_in
 from tests.web.test_layers_views import shapes_png
-
-from .conftest import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

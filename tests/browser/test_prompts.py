@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from studio.web import prompt_library
-
-from .conftest import sign_in
+from studio.gateway import prompt_library
+from tests.browser.conftest import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.conftest import ARTIFACTS, sign_in
 from tests.web.library_factories import make_image, make_team
-
-from .conftest import ARTIFACTS, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

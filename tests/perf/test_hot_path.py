@@ -9,8 +9,7 @@ import base64
 import pytest
 
 from studio.gateway import snapshot
-
-from ..api.native_fakes import fake_gemini, image_frame, json_reply, sse_reply  # noqa: F401
+from tests.api.native.native_fakes import fake_gemini, image_frame, json_reply, sse_reply  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

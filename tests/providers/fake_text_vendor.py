@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -17,7 +18,8 @@ class Answer:
     status: int = 200
     body: bytes = b"{}"
     content_type: str = "application/json"
-    chunks: list[bytes] | None = None  # streamed body pieces, sent one by one
+    # streamed body pieces, sent one by one (an async iterable sends each when it is produced)
+    chunks: list[bytes] | AsyncIterable[bytes] | None = None
 
 
 @dataclass
@@ -39,8 +41,12 @@ class FakeVendor:
         answer = self.answer(request)
         await send({"type": "http.response.start", "status": answer.status,
                     "headers": [(b"content-type", answer.content_type.encode())]})
-        for chunk in answer.chunks or [answer.body]:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        if isinstance(answer.chunks, AsyncIterable):
+            async for chunk in answer.chunks:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        else:
+            for chunk in answer.chunks or [answer.body]:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
 
     def mount(self) -> None:
@@ -56,6 +62,14 @@ def json_answer(obj: Any, status: int = 200) -> Answer:
 
 def sse_answer(frames: list[bytes]) -> Answer:
     return Answer(content_type="text/event-stream", chunks=frames)
+
+
+def fixture_answer(path: Path, status: int = 200) -> Answer:
+    """A captured vendor body replayed as it was: JSON, or SSE sent one event per chunk."""
+    raw = path.read_bytes()
+    if path.suffix == ".sse":
+        return sse_answer([frame + b"\n\n" for frame in raw.split(b"\n\n") if frame.strip()])
+    return Answer(status=status, body=raw)
 
 
 async def add_upstream(protocol: str, base_url: str, model_map: dict[str, str], priority: int = 10):

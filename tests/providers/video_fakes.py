@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import orjson
 
-from studio.gateway.snapshot import UpstreamEntry
+from studio.core.entries import UpstreamEntry
 from studio.providers import http
 
 

@@ -7,11 +7,10 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from studio.gateway import recording
+from studio.gateway.jobs.base import wait_for_running_jobs
 from studio.models import Asset, Generation, Membership, Team, Visibility
 from studio.models.accounts import Role
-from studio.realtime.job_base import wait_for_running_jobs
-
-from .socket_helpers import END, collect_until, connect, of_kind
+from tests.realtime.socket_helpers import END, collect_until, connect, of_kind
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

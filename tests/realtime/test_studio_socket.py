@@ -7,8 +7,7 @@ from channels.testing import WebsocketCommunicator
 
 from studio.asgi import application
 from studio.gateway import recording
-
-from .socket_helpers import collect_until, connect
+from tests.realtime.socket_helpers import collect_until, connect
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

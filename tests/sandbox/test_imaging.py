@@ -491,3 +491,21 @@ def test_encode_transparency():
         encode_image(img, "gif")
     with pytest.raises(ValueError):
         encode_image(img, "jpeg", quality=101)
+
+
+def test_decompose_layers_gives_a_handful_of_meaningful_layers():
+    """Background, subjects and text, like the real layered model; not dozens of colour fragments."""
+    pic = render_prompt_image("poster of a cat under the moon at night with a house and trees", 1024, 1024, seed=1)
+    layers = decompose_layers(pic)
+    names = [layer.name for layer in layers]
+    assert 4 <= len(layers) <= 7, names
+    assert names[0] == "Base image" and names[1].endswith("background") and layers[1].bbox == (0, 0, 1024, 1024)
+    assert sum("subject" in name for name in names) >= 1
+    text = layers[-1]
+    assert text.name.startswith("Text") and text.bbox[1] > 850  # the caption along the bottom
+    # The background has the subjects lifted out: where a subject was, the background differs.
+    subject = next(layer for layer in layers if "subject" in layer.name)
+    x1, y1, x2, y2 = subject.bbox
+    before = np.asarray(pic.crop(subject.bbox), dtype=int)
+    after = np.asarray(layers[1].image.convert("RGB").crop(subject.bbox), dtype=int)
+    assert np.abs(before - after).mean() > 5

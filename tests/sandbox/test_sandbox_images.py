@@ -15,7 +15,7 @@ HEADERS = {"authorization": "Bearer sandbox"}
 
 
 @pytest.fixture
-async def sandbox():
+async def sandbox(transactional_db):
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=application),
                                  base_url="http://sandbox.studio.internal") as c:
         yield c

@@ -118,10 +118,113 @@ async def test_status_marker_answers_with_that_status(sandbox):
 
 async def test_responses_stream_sequence_and_truncation(sandbox):
     async with sandbox.stream("POST", "/v1/responses", headers=OPENAI, json={
-            "model": "gpt-4o-mini", "input": "count to 9", "max_output_tokens": 2, "stream": True}) as response:
+            "model": "gpt-4o-mini", "input": "count to 30", "max_output_tokens": 16, "stream": True}) as response:
         events = [e async for e in iter_sse(response.aiter_raw())]
     payloads = [orjson.loads(e.data) for e in events]
     assert [p["sequence_number"] for p in payloads] == list(range(len(payloads)))
     assert all(p["type"] == e.event for p, e in zip(payloads, events, strict=True))
     assert events[-1].event == "response.incomplete"
     assert payloads[-1]["response"]["incomplete_details"] == {"reason": "max_output_tokens"}
+
+
+WEATHER = Tool("get_weather", {"type": "object", "properties": {"location": {"type": "string"}}},
+               "Get the current weather for a location")
+CALCULATOR = Tool("calculator", {"type": "object", "properties": {"expression": {"type": "string"}}},
+                  "Evaluate an arithmetic expression")
+LOOKUP = Tool("search_docs", {"type": "object", "properties": {"query": {"type": "string"}}},
+              "Find articles in the knowledge base")
+
+
+@pytest.mark.parametrize(
+    ("said", "tool", "arguments"),
+    [
+        ("Is it raining in Paris right now?", "get_weather", {"location": "Paris"}),
+        ("What's the temperature like in New York?", "get_weather", {"location": "New York"}),
+        ("What is 17 times 23?", "calculator", {"expression": "17 * 23"}),
+        ("please compute (4 + 5) / 3", "calculator", {"expression": "(4 + 5) / 3"}),
+        ("Find me information about refund policies", "search_docs", {"query": "Find information refund policies"}),
+    ],
+)
+def test_a_tool_is_called_when_the_conversation_asks_for_what_it_does(said, tool, arguments):
+    result = generate(Prompt(turns=[Turn("user", said)], tools=[WEATHER, CALCULATOR, LOOKUP]))
+    assert result.finish == "tool_call" and result.tool_call.name == tool
+    assert orjson.loads(result.tool_call.arguments) == arguments
+    assert generate(Prompt(turns=[Turn("user", said)], tools=[WEATHER, CALCULATOR, LOOKUP])) == result
+
+
+def test_tool_choice_auto_required_named_and_none():
+    tools = [WEATHER, CALCULATOR]
+    chatter = [Turn("user", "tell me a story about a dragon")]
+    assert generate(Prompt(turns=chatter, tools=tools)).tool_call is None  # auto: nothing asked for
+    assert generate(Prompt(turns=chatter, tools=tools, tool_required=True)).tool_call.name == "get_weather"
+    asks = [Turn("user", "what is 2 plus 2?")]
+    assert generate(Prompt(turns=asks, tools=tools, tool_required=True)).tool_call.name == "calculator"
+    assert generate(Prompt(turns=asks, tools=tools, forced_tool="get_weather")).tool_call.name == "get_weather"
+    assert generate(Prompt(turns=asks, tools=tools, tools_disabled=True)).tool_call is None
+
+
+def test_a_parameter_name_alone_does_not_call_a_tool():
+    said = [Turn("user", "which location is best for a picnic?")]
+    assert generate(Prompt(turns=said, tools=[WEATHER])).tool_call is None
+
+
+async def test_chat_tool_choice_and_n(sandbox):
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather for a city",
+                                               "parameters": {"type": "object",
+                                                              "properties": {"city": {"type": "string"}}}}}]
+    body = {"model": "gpt-4o-mini", "tools": tools, "messages": [{"role": "user", "content": "Is it sunny in Rome?"}]}
+    called = (await sandbox.post("/v1/chat/completions", headers=OPENAI, json=body)).json()
+    assert called["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] == '{"city":"Rome"}'
+    assert called["choices"][0]["finish_reason"] == "tool_calls"
+    none = (await sandbox.post("/v1/chat/completions", headers=OPENAI, json={**body, "tool_choice": "none"})).json()
+    assert none["choices"][0]["message"]["content"] == "You said: Is it sunny in Rome?"
+    unknown = await sandbox.post("/v1/chat/completions", headers=OPENAI, json={
+        **body, "tool_choice": {"type": "function", "function": {"name": "nope"}}})
+    assert unknown.status_code == 400 and unknown.json()["error"]["param"] == "tool_choice"
+    three = (await sandbox.post("/v1/chat/completions", headers=OPENAI, json={
+        "model": "gpt-4o-mini", "n": 3, "messages": [{"role": "user", "content": "hi"}]})).json()
+    assert [c["index"] for c in three["choices"]] == [0, 1, 2]
+    assert {c["message"]["content"] for c in three["choices"]} == {"You said: hi"}
+    assert three["usage"]["completion_tokens"] == 3 * 3
+    async with sandbox.stream("POST", "/v1/chat/completions", headers=OPENAI, json={
+            "model": "gpt-4o-mini", "n": 2, "stream": True, "messages": [{"role": "user", "content": "hi"}]}) as r:
+        chunks = [orjson.loads(e.data) async for e in iter_sse(r.aiter_raw()) if e.data != b"[DONE]"]
+    for index in (0, 1):
+        text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"][0]["index"] == index)
+        assert text == "You said: hi"
+
+
+async def test_json_answers_follow_the_requested_schema(sandbox):
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+              "required": ["city", "days"]}
+    chat = (await sandbox.post("/v1/chat/completions", headers=OPENAI, json={
+        "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "plan 3 days in Lisbon"}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "plan", "schema": schema}}})).json()
+    assert orjson.loads(chat["choices"][0]["message"]["content"]) == {"city": "Lisbon", "days": 3}
+    responses = (await sandbox.post("/v1/responses", headers=OPENAI, json={
+        "model": "gpt-4o-mini", "input": "plan 3 days in Lisbon",
+        "text": {"format": {"type": "json_schema", "name": "plan", "schema": schema}}})).json()
+    assert orjson.loads(responses["output"][0]["content"][0]["text"]) == {"city": "Lisbon", "days": 3}
+
+
+async def test_minimum_output_budgets_like_the_vendors(sandbox):
+    small = await sandbox.post("/v1/responses", headers=OPENAI, json={
+        "model": "gpt-4o-mini", "input": "hi", "max_output_tokens": 15})
+    assert small.status_code == 400
+    assert small.json()["error"] == {"message": "Invalid 'max_output_tokens': integer below minimum value. Expected a "
+                                                "value >= 16, but got 15 instead.", "type": "invalid_request_error",
+                                     "param": "max_output_tokens", "code": "integer_below_min_value"}
+    one = await sandbox.post("/v1/chat/completions", headers=OPENAI, json={
+        "model": "gpt-4o-mini", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]})
+    assert one.status_code == 200 and one.json()["choices"][0]["finish_reason"] == "length"
+    zero = await sandbox.post("/v1/messages", headers=ANTHROPIC, json={
+        "model": "claude-sonnet-4-5", "max_tokens": 0, "messages": [{"role": "user", "content": "hi"}]})
+    assert zero.status_code == 400
+
+
+async def test_messages_count_tokens_matches_the_usage_of_the_call(sandbox):
+    body = {"model": "claude-sonnet-4-5", "system": "be brief", "messages": [{"role": "user", "content": "hi there"}]}
+    counted = await sandbox.post("/v1/messages/count_tokens", headers=ANTHROPIC, json=body)
+    made = await sandbox.post("/v1/messages", headers=ANTHROPIC, json={**body, "max_tokens": 50})
+    assert counted.status_code == 200
+    assert counted.json() == {"input_tokens": made.json()["usage"]["input_tokens"]}

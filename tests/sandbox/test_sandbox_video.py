@@ -19,9 +19,8 @@ AUTH = {"Authorization": "Bearer sandbox"}
 
 
 @pytest.fixture
-async def sandbox(monkeypatch, tmp_path):
+async def sandbox(monkeypatch, transactional_db):
     monkeypatch.setenv("STUDIO_SANDBOX_VIDEO_SECONDS", "0")
-    monkeypatch.setenv("STUDIO_SANDBOX_VIDEO_DIR", str(tmp_path))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=application),
                                  base_url="http://sandbox.studio.internal") as client:
         yield client

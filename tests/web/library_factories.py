@@ -8,7 +8,7 @@ from datetime import timedelta
 from django.utils import timezone
 from PIL import Image
 
-from studio.gateway.storage import store_bytes
+from studio.gateway.media.storage import store_bytes
 from studio.models import Generation, GenerationStatus, Membership, Team
 
 COLORS = ["red", "green", "blue", "orange", "purple", "teal"]

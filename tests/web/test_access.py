@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from studio.gateway import permissions as access
 from studio.models import Asset, Generation, Visibility
-from studio.web import access
-
-from .library_factories import login, make_image, make_team
+from tests.web.library_factories import login, make_image, make_team
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

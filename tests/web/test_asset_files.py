@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from studio.gateway.storage import store_bytes
+from studio.gateway.media.storage import store_bytes
 from studio.web.files import parse_range
 
 pytestmark = pytest.mark.django_db

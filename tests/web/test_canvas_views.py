@@ -11,8 +11,8 @@ import pytest
 from django.test import AsyncClient
 from PIL import Image, ImageChops, ImageDraw
 
-from studio.gateway import masks
-from studio.realtime.job_base import wait_for_running_jobs
+from studio.gateway.images import masks
+from studio.gateway.jobs.base import wait_for_running_jobs
 from tests.web.library_factories import make_image
 
 pytestmark = pytest.mark.django_db(transaction=True)

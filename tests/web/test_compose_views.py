@@ -8,8 +8,8 @@ import orjson
 import pytest
 from django.test import AsyncClient
 
-from studio.realtime.job_base import wait_for_running_jobs
-from studio.realtime.job_inputs import InputImage
+from studio.gateway.jobs.base import wait_for_running_jobs
+from studio.gateway.jobs.inputs import InputImage
 from studio.web.compose_views import native_compose_body, standard_prompt
 from tests.web.library_factories import make_image
 

@@ -10,8 +10,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
-from studio.gateway import edit_sessions
-from studio.gateway.storage import store_bytes
+from studio.gateway.media.storage import store_bytes
+from studio.gateway.native import edit_sessions
 from studio.models import Membership, Team
 from studio.models.edits import EditSession
 
@@ -61,8 +61,8 @@ def test_bad_starts_name_the_field(signed_in, make_account):
     theirs = store_bytes(png(), "image/png", owner_id=other.user.id)
     refused = signed_in.post("/edit/new", {"asset": str(theirs.id), "model": MODEL})
     assert refused.status_code == 400 and "not in your gallery" in refused.content.decode()
-    wrong = signed_in.post("/edit/new", {"asset": str(theirs.id), "model": "kappa-image-1"})
-    assert wrong.status_code == 400 and "several turns" in wrong.content.decode()
+    wrong = signed_in.post("/edit/new", {"asset": str(theirs.id), "model": "omicron-4-mini"})
+    assert wrong.status_code == 400 and "edits images" in wrong.content.decode()
     assert EditSession.objects.count() == 0
 
 

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from .library_factories import login, make_image, make_team
+from tests.web.library_factories import login, make_image, make_team
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

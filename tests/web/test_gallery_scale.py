@@ -11,8 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from studio.models import Asset, Generation
-
-from .library_factories import login
+from tests.web.library_factories import login
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ITEMS = 10_000

@@ -9,7 +9,7 @@ import json
 import pytest
 from PIL import Image
 
-from studio.gateway.storage import store_bytes
+from studio.gateway.media.storage import store_bytes
 from studio.models import Asset, Membership, Team
 from studio.models.accounts import Role
 

@@ -10,8 +10,7 @@ from django.utils import timezone
 
 from studio.models import ApiKey, UsageRecord
 from studio.models.accounts import hash_secret
-
-from .library_factories import login, make_team
+from tests.web.library_factories import login, make_team
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SECRET = re.compile(r"sgw-[A-Za-z0-9_-]{40,}")
@@ -21,16 +20,19 @@ def test_create_shows_the_secret_once_and_stores_only_its_hash(web, make_account
     alice = make_account("alice")
     login(web, alice)
     tomorrow = (timezone.localdate() + timedelta(days=1)).isoformat()
-    response = web.post("/keys/", {"name": "render farm", "models": ["delta-3.1-flash-image", "kappa-image-1"],
-                                   "expires": tomorrow})
+    created = web.post("/keys/", {"name": "render farm", "models": ["delta-3.1-flash-image", "kappa-image-1"],
+                                  "expires": tomorrow})
+    assert created.status_code == 302 and created["Location"] == "/keys/"  # post, redirect, get
+    response = web.get("/keys/")
     assert response.status_code == 200 and response["Cache-Control"] == "no-store"
     secret = SECRET.search(response.content.decode()).group(0)
     key = ApiKey.objects.get(owner=alice.user, name="render farm")
     assert key.secret_hash == hash_secret(secret) and secret.startswith(key.prefix)
     assert key.allowed_models == ["delta-3.1-flash-image", "kappa-image-1"]
     assert key.expires_at.date() > timezone.localdate()
-    again = web.get("/keys/").content.decode()
+    again = web.get("/keys/").content.decode()  # a reload: no second key, and the secret is gone
     assert secret not in again and key.prefix in again and "render farm" in again
+    assert ApiKey.objects.filter(owner=alice.user, name="render farm").count() == 1
 
 
 @pytest.mark.parametrize("form, field", [

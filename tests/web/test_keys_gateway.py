@@ -9,8 +9,7 @@ from django.test import AsyncClient
 
 from studio.gateway import recording
 from studio.models import Asset, Visibility
-
-from .library_factories import make_team
+from tests.web.library_factories import make_team
 
 pytestmark = pytest.mark.django_db(transaction=True)
 NATIVE = "/v1/models/delta-3.1-flash-image:generateContent"
@@ -18,7 +17,7 @@ BODY = {"contents": [{"role": "user", "parts": [{"text": "a lighthouse for the t
 
 
 async def make_key(web: AsyncClient, **form) -> str:
-    response = await web.post("/keys/", form)
+    response = await web.post("/keys/", form, follow=True)
     assert response.status_code == 200
     return re.search(r"sgw-[A-Za-z0-9_-]{40,}", response.content.decode()).group(0)
 

@@ -6,10 +6,9 @@ from urllib.parse import quote
 
 import pytest
 
+from studio.gateway import prompt_library
 from studio.models import Prompt
-from studio.web import prompt_library
-
-from .library_factories import login
+from tests.web.library_factories import login
 
 pytestmark = pytest.mark.django_db(transaction=True)
 RECENT = "id=\"recent-prompts\""

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from studio.models import Collection, Membership, Team
-
-from .library_factories import login, make_image, make_team
+from tests.web.library_factories import login, make_image, make_team
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -15,9 +15,8 @@ from PIL import Image, ImageChops, ImageStat
 from studio.catalog_data import ALPHA_20, BETA27, BETA30
 from studio.models import VideoTask
 from studio.web.video_forms import last_frame_png, model_options
-
-from ..api.video_support import auth, fast_video, poll_until_terminal  # noqa: F401
-from .library_factories import make_image, png
+from tests.api.video.video_support import auth, fast_video, poll_until_terminal  # noqa: F401
+from tests.web.library_factories import make_image, png
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fast_video")]
 
@@ -106,7 +105,7 @@ def test_extend_refuses_unfinished_or_foreign_tasks(web, alice, make_account):
 
     from studio.models import Upstream
 
-    common = {"protocol": "C", "model_id": "alpha-2.0", "upstream": Upstream.objects.get(name="Sandbox"),
+    common = {"protocol": "generic", "model_id": "alpha-2.0", "upstream": Upstream.objects.get(name="Sandbox"),
               "upstream_protocol": "ark", "upstream_model": "m", "expires_at": timezone.now() + timedelta(days=1)}
     running = VideoTask.objects.create(user=alice.user, upstream_task_id="u1", status="running", **common)
     bob = make_account("bob")

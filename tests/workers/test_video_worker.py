@@ -11,8 +11,7 @@ from django.db import connection
 from django.utils import timezone
 
 from studio.workers import video as worker
-
-from ..api.video_support import auth, fast_video, poll_until_terminal  # noqa: F401
+from tests.api.video.video_support import auth, fast_video, poll_until_terminal  # noqa: F401
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fast_video")]
 URL = "/v1/alpha/video/generations"
@@ -25,7 +24,7 @@ def make_rows(user, count: int, **fields) -> list[str]:
 
     upstream = Upstream.objects.get(name="Sandbox")
     now = timezone.now()
-    rows = [VideoTask(user=user, protocol="A", model_id="alpha-2.0", upstream=upstream, upstream_protocol="ark",
+    rows = [VideoTask(user=user, protocol="ark", model_id="alpha-2.0", upstream=upstream, upstream_protocol="ark",
                       upstream_model="m", upstream_task_id=f"cgt-{i}", next_poll_at=now - timedelta(seconds=1),
                       expires_at=now + timedelta(days=1), **fields) for i in range(count)]
     VideoTask.objects.bulk_create(rows)
@@ -74,7 +73,7 @@ def test_two_workers_never_claim_the_same_task_postgres(alice):
 
 
 def test_lease_release_schedules_next_poll_with_backoff(alice, settings):
-    from studio.gateway.video_poll import next_delay
+    from studio.gateway.video.poll import next_delay
 
     settings.STUDIO_VIDEO_POLL_SCALE = 1
     assert [next_delay(i) for i in range(7)] == [2, 3, 5, 8, 12, 12, 12]
@@ -95,8 +94,8 @@ async def test_killed_worker_lease_expires_and_task_still_finishes(client, alice
 
 
 async def test_expiry_marks_expired_and_terminal_state_never_changes(client, alice):
-    from studio.gateway.video_apply import apply_state
-    from studio.gateway.video_state import UpstreamVideoState
+    from studio.core.video_states import UpstreamVideoState
+    from studio.gateway.video.apply import apply_state
     from studio.models import VideoTask
 
     task_id = (await client.post(URL, json=BODY, headers=auth(alice.secret))).json()["id"]

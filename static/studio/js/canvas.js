@@ -37,18 +37,40 @@ function point(event) {
   return [Math.round(((event.clientX - box.left) / box.width) * W), Math.round(((event.clientY - box.top) / box.height) * H)];
 }
 
+// Touch: one finger paints; two fingers pinch to zoom (the stroke they began is dropped).
+const touches = new Map(); // pointer id -> [x, y]
+let pinch = null;
+const spread = () => {
+  const [a, b] = [...touches.values()];
+  return Math.hypot(a[0] - b[0], a[1] - b[1]);
+};
+
 maskCanvas.addEventListener("pointerdown", (event) => {
-  if (mode() !== "inpaint") return;
-  maskCanvas.setPointerCapture(event.pointerId);
+  if (event.pointerType === "touch") touches.set(event.pointerId, [event.clientX, event.clientY]);
+  if (touches.size === 2) {
+    current = null;
+    pinch = { distance: spread(), zoom };
+    redraw();
+    return;
+  }
+  if (mode() !== "inpaint" || pinch) return;
+  try { maskCanvas.setPointerCapture(event.pointerId); } catch { /* the pointer already left */ }
   current = { type: "stroke", tool, size: Number($("brush-size").value), points: [point(event)] };
   redraw();
 });
 maskCanvas.addEventListener("pointermove", (event) => {
+  if (touches.has(event.pointerId)) touches.set(event.pointerId, [event.clientX, event.clientY]);
+  if (pinch && touches.size === 2) {
+    setZoom(pinch.zoom * (spread() / pinch.distance));
+    return;
+  }
   if (!current) return;
   current.points.push(point(event));
   redraw();
 });
-const endStroke = () => {
+const endStroke = (event) => {
+  touches.delete(event.pointerId);
+  if (touches.size < 2) pinch = null;
   if (!current) return;
   history.push(current);
   current = null;
@@ -105,13 +127,19 @@ function setZoom(value) {
   layout();
 }
 function fit() {
-  const room = $("stage-wrap").clientWidth - 32;
+  const wrap = $("stage-wrap");
+  const padding = parseFloat(getComputedStyle(wrap).paddingLeft) * 2;
+  const room = wrap.clientWidth - padding;
   const total = W + (mode() === "outpaint" ? grow.left + grow.right : 0);
   setZoom(Math.min(1, room / total));
 }
 $("zoom-in").addEventListener("click", () => setZoom(zoom * 1.25));
 $("zoom-out").addEventListener("click", () => setZoom(zoom / 1.25));
 $("zoom-fit").addEventListener("click", fit);
+let fitted = true; // until the user zooms, the picture follows the viewport (rotating a phone)
+for (const id of ["zoom-in", "zoom-out"]) $(id).addEventListener("click", () => { fitted = false; });
+$("zoom-fit").addEventListener("click", () => { fitted = true; });
+window.addEventListener("resize", () => { if (fitted) fit(); });
 
 for (const side of Object.keys(grow)) {
   const input = $(`grow-${side}`);
@@ -264,4 +292,5 @@ if (state.initial_model && byId.has(state.initial_model)) $("model").value = sta
 $("source").decode().catch(() => {}).finally(fit);
 syncModel();
 syncBackground();
+fit();
 redraw();

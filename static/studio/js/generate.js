@@ -3,6 +3,8 @@
 // (the page URL carries ?job=<id>, and the socket replays what was missed).
 import { StudioSocket } from "./socket.js";
 import { JobPanel } from "./job_panel.js";
+import { Lightbox } from "./lightbox.js";
+import { actionsFor, toggleStar } from "./result_actions.js";
 
 const models = JSON.parse(document.getElementById("models-data").textContent);
 const state = JSON.parse(document.getElementById("page-state").textContent);
@@ -74,8 +76,75 @@ function fillSelect(select, values, control, model) {
   if (pick !== undefined) select.value = pick;
 }
 
+function priceText(model) {
+  if (!model?.price) return "price not listed";
+  const lines = model.price.lines;
+  return lines.length > 3 ? `${lines.slice(0, 3).join(" · ")} · and ${lines.length - 3} more` : lines.join(" · ");
+}
+
+// Under the picker: what the chosen model can do and what it costs.
+function renderModelCard(chosen) {
+  const card = $("model-card");
+  if (!card) return;
+  card.replaceChildren(...chosen.map((m) => {
+    const item = document.createElement("div");
+    item.className = "model-card-item";
+    const head = document.createElement("strong");
+    head.textContent = m.name;
+    const price = document.createElement("span");
+    price.className = "price";
+    price.textContent = priceText(m);
+    const can = document.createElement("span");
+    can.className = "can";
+    can.textContent = m.abilities.join(" · ");
+    item.append(head, price, can);
+    return item;
+  }));
+}
+
+// In a compare run, each model's own options (those not every chosen model offers) get their own
+// small section, so comparing across families hides nothing.
+function renderOwnOptions(chosen) {
+  const box = $("own-options");
+  box.replaceChildren();
+  box.hidden = chosen.length < 2;
+  if (chosen.length < 2) return;
+  for (const model of chosen) {
+    const own = CONTROLS.filter((c) => c.kind === "select" && offered(c, chosen) === null && offered(c, [model]) !== null);
+    if (!own.length) continue;
+    const set = document.createElement("fieldset");
+    set.className = "own-options";
+    set.dataset.model = model.id;
+    const legend = document.createElement("legend");
+    legend.textContent = `${model.name} only`;
+    set.append(legend);
+    for (const control of own) {
+      const id = `own-${model.id}-${control.name}`.replace(/[^a-zA-Z0-9_-]/g, "-");
+      const label = document.createElement("label");
+      label.htmlFor = id;
+      label.textContent = form.querySelector(`[data-option="${control.name}"] label`)?.textContent ?? control.name;
+      const select = document.createElement("select");
+      select.id = id;
+      select.dataset.option = control.name;
+      fillSelect(select, offered(control, [model]), control, model);
+      set.append(label, select);
+    }
+    box.append(set);
+  }
+}
+
+function ownOptions() {
+  const result = {};
+  for (const set of $("own-options").querySelectorAll("fieldset[data-model]")) {
+    result[set.dataset.model] = Object.fromEntries([...set.querySelectorAll("select")].map((s) => [s.dataset.option, s.value]));
+  }
+  return result;
+}
+
 function applyCapabilities() {
   const chosen = selectedModels().filter(Boolean);
+  renderModelCard(chosen);
+  renderOwnOptions(chosen);
   for (const control of CONTROLS) {
     const wrapper = form.querySelector(`[data-option="${control.name}"]`);
     const input = $(`opt-${control.name}`);
@@ -192,7 +261,9 @@ function panelFor(id, model) {
   let panel = panels.get(id);
   if (!panel) {
     const info = byId.get(model);
-    panel = new JobPanel(results, { id, model, modelName: info?.name ?? model ?? "Job", onUseAsInput: addReference });
+    panel = new JobPanel(results, {
+      id, model, modelName: info?.name ?? model ?? "Job", onUseAsInput: addReference, actions: resultHandlers, price: info?.price,
+    });
     panels.set(id, panel);
     results.classList.toggle("compare", panels.size > 1);
   }
@@ -229,7 +300,9 @@ form.addEventListener("submit", (e) => {
   const message = {
     ref: pendingRef, prompt, options: currentOptions(), inputs: inputs.map((i) => i.id), team: teamSelect.value || null,
   };
-  if (compareToggle.checked) socket.send({ action: "compare", models: chosen.map((m) => m.id), ...message });
+  if (compareToggle.checked) {
+    socket.send({ action: "compare", models: chosen.map((m) => m.id), model_options: ownOptions(), ...message });
+  }
   else socket.send({ action: "generate", model: chosen[0].id, ...message });
 });
 
@@ -250,6 +323,13 @@ socket.on((event) => {
     if (!panels.size || [...panels.values()].every((p) => p.done)) setBusy(false);
     return;
   }
+  if (event.type === "compare.accepted" && event.ref === pendingRef && event.data.variations) {
+    const title = document.createElement("p");
+    title.className = "group-title-bar";
+    title.textContent = `${event.data.variations} variations · same prompt and settings, new seeds`;
+    results.prepend(title);
+    return;
+  }
   if (event.type === "job.accepted" && event.ref === pendingRef) {
     panelFor(event.id, event.data.model);
     socket.follow(event.id);
@@ -260,12 +340,76 @@ socket.on((event) => {
   const panel = panels.get(event.id);
   if (!panel) return;
   if (event.type === "job.started" && event.data.model && panel.model !== event.data.model) {
+    panel.price = byId.get(event.data.model)?.price;
     panel.rename(event.data.model, byId.get(event.data.model)?.name ?? event.data.model);
     if (!promptBox.value) promptBox.value = event.data.prompt ?? "";
   }
   panel.handle(event);
   if (["job.completed", "job.failed", "job.unknown"].includes(event.type)) updateStatus();
 });
+
+// --- result actions --------------------------------------------------------------------------
+
+const lightbox = new Lightbox(() => [...results.querySelectorAll("figure.final img")].map((img) => ({
+  url: img.getAttribute("src"), download: `/assets/${img.dataset.asset}/file?download=1`, caption: img.alt,
+})));
+
+function startRun(message) {
+  clearResults();
+  setBusy(true);
+  statusLine.textContent = "Sending…";
+  pendingRef = crypto.randomUUID ? crypto.randomUUID() : String(Date.now());
+  socket.send({ ref: pendingRef, ...message });
+}
+
+function applyRecipe(recipe) {
+  if (!recipe) return;
+  if (compareToggle.checked) setCompare(false);
+  if (byId.has(recipe.model)) modelSelect.value = recipe.model;
+  promptBox.value = recipe.prompt;
+  applyCapabilities();
+  const options = { ...recipe.options, ...(recipe.seed !== null && recipe.seed !== undefined ? { seed: recipe.seed } : {}) };
+  for (const [name, value] of Object.entries(options)) {
+    const input = $(`opt-${name}`);
+    if (input && !input.closest("[data-option]").hidden) input.value = value;
+  }
+  const seedShown = !form.querySelector('[data-option="seed"]').hidden;
+  statusLine.textContent = recipe.seed !== null && recipe.seed !== undefined && seedShown
+    ? `Prompt, settings and seed ${recipe.seed} reused: generate to make it again, or change one thing.`
+    : "Prompt and settings reused (this model takes no seed).";
+}
+
+const resultHandlers = {
+  open: (data) => lightbox.open(data.url ?? `/assets/${data.asset}/file`),
+  variations: (data) => startRun({ action: "variations", asset: data.asset, count: 4 }),
+  upscale: async (data) => {
+    try {
+      const info = await actionsFor(data.asset);
+      if (!info.upscale.model) {
+        statusLine.textContent = info.upscale.message;
+        return;
+      }
+      startRun({ action: "generate", model: info.upscale.model, prompt: info.upscale.prompt,
+        options: { image_size: info.upscale.tier }, inputs: [data.asset], team: teamSelect.value || null });
+      statusLine.textContent = `Upscaling to ${info.upscale.tier} with ${info.upscale.model_name}…`;
+    } catch (error) {
+      statusLine.textContent = error.message;
+    }
+  },
+  reuse: async (data) => {
+    try {
+      applyRecipe((await actionsFor(data.asset)).recipe);
+      promptBox.focus();
+    } catch (error) {
+      statusLine.textContent = error.message;
+    }
+  },
+};
+
+function focusedResult() {
+  const figure = document.activeElement?.closest?.("figure.final") ?? results.querySelector("figure.final");
+  return figure ? { figure, asset: figure.dataset.asset, url: figure.querySelector("img").getAttribute("src") } : null;
+}
 
 // --- page state, model choice, shortcuts ---------------------------------------------------
 
@@ -315,7 +459,8 @@ document.addEventListener("keydown", (e) => {
     if (!button.disabled) form.requestSubmit();
     return;
   }
-  if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+  if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target) || e.target.closest?.("dialog")) return;
+  if (e.key === "Enter" && e.target.closest?.("button, a")) return; // Enter on a button or link is theirs
   const actions = {
     c: () => setCompare(!compareToggle.checked),
     "/": () => promptBox.focus(),
@@ -324,6 +469,13 @@ document.addEventListener("keydown", (e) => {
     k: () => moveFocus(-1),
     "?": () => toggleShortcuts(),
     Escape: () => toggleShortcuts(false),
+    Enter: () => { const r = focusedResult(); if (r) resultHandlers.open(r); },
+    o: () => { const r = focusedResult(); if (r) resultHandlers.open(r); },
+    d: () => { const r = focusedResult(); r?.figure.querySelector("a[download]")?.click(); },
+    s: () => { const r = focusedResult(); if (r) toggleStar(r.asset, r.figure.querySelector(".star")); },
+    v: () => { const r = focusedResult(); if (r) resultHandlers.variations(r); },
+    u: () => { const r = focusedResult(); if (r) resultHandlers.upscale(r); },
+    r: () => { const r = focusedResult(); if (r) resultHandlers.reuse(r); },
   };
   const action = actions[e.key];
   if (action) {
@@ -348,3 +500,8 @@ if (state.jobs.length) {
   setBusy(true);
   statusLine.textContent = "Catching up…";
 }
+
+// Links from a result elsewhere (the detail page): fill the form, run variations or upscale.
+if (state.recipe) applyRecipe(state.recipe);
+if (state.variations) resultHandlers.variations({ asset: state.variations });
+else if (state.upscale) resultHandlers.upscale({ asset: state.upscale });

@@ -14,10 +14,19 @@ function setupLayers(stage) {
     row.addEventListener("mouseenter", () => highlight(true));
     row.addEventListener("mouseleave", () => highlight(false));
   }
+  for (const group of document.querySelectorAll(".layer-group")) {
+    group.querySelector("input.group-visible")?.addEventListener("change", (e) => {
+      group.classList.toggle("off", !e.target.checked);
+      for (const input of group.querySelectorAll("input.visible")) {
+        input.checked = e.target.checked;
+        input.dispatchEvent(new Event("change"));
+      }
+    });
+  }
   const boxes = document.getElementById("layer-boxes");
   document.getElementById("show-boxes").addEventListener("change", (e) => { boxes.hidden = !e.target.checked; });
   document.getElementById("solo-off").addEventListener("click", () => {
-    for (const input of document.querySelectorAll("#layer-list input.visible")) {
+    for (const input of document.querySelectorAll("#layer-list input.visible, #layer-list input.group-visible")) {
       if (!input.checked) { input.checked = true; input.dispatchEvent(new Event("change")); }
     }
   });

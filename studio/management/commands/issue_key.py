@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 from django.utils import timezone
 
-from studio.models import ApiKey, Membership, PlatformModel, Team
+from studio.models import ApiKey, Budget, Membership, Period, PlatformModel, RateLimit, Team
 
 
 class Command(BaseCommand):
@@ -20,6 +22,13 @@ class Command(BaseCommand):
         parser.add_argument("--team", help="Slug or name of a team the user belongs to.")
         parser.add_argument("--models", help="Comma-separated platform model ids the key may use (default: all).")
         parser.add_argument("--expires-days", type=int, help="Days until the key expires.")
+        parser.add_argument("--rpm", type=int, help="Requests per minute for this key.")
+        parser.add_argument("--tpm", type=int, help="Tokens per minute for this key.")
+        parser.add_argument("--ipm", type=int, help="Images per minute for this key.")
+        parser.add_argument("--videos", type=int, help="Video tasks this key may run at once.")
+        parser.add_argument("--budget-usd", type=Decimal, help="Spending limit of this key, US dollars.")
+        parser.add_argument("--budget-period", choices=[p.value for p in Period], default=Period.MONTH.value,
+                            help="Period the budget resets after (default: month).")
 
     def handle(self, *args, **options) -> None:
         User = get_user_model()
@@ -39,6 +48,20 @@ class Command(BaseCommand):
         if unknown:
             raise CommandError(f"unknown model ids: {', '.join(unknown)}")
         expires = timezone.now() + timedelta(days=options["expires_days"]) if options["expires_days"] else None
-        key, secret = ApiKey.issue(user, name=options["name"], team=team, allowed_models=models, expires_at=expires)
+        limits = {name: options[option] for name, option in
+                  (("rpm", "rpm"), ("tpm", "tpm"), ("ipm", "ipm"), ("concurrent_videos", "videos"))}
+        for name, value in limits.items():
+            if value is not None and value < 1:
+                raise CommandError(f"--{name.replace('concurrent_videos', 'videos')} must be at least 1")
+        budget = options["budget_usd"]
+        if budget is not None and (not budget.is_finite() or budget < 0):
+            raise CommandError("--budget-usd must be a non-negative amount")
+        with transaction.atomic():
+            key, secret = ApiKey.issue(user, name=options["name"], team=team, allowed_models=models,
+                                       expires_at=expires)
+            if any(v is not None for v in limits.values()):
+                RateLimit.objects.create(api_key=key, **limits)
+            if budget is not None:
+                Budget.objects.create(api_key=key, limit_usd=budget, period=options["budget_period"])
         self.stderr.write(f"Issued key {key.prefix}… ({key.name}) for {user.username}")
         self.stdout.write(secret)

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand
 
 
 class Command(BaseCommand):
-    help = "Serve the sandbox vendor cloud (Gemini, OpenAI, Ark, DashScope, Anthropic protocols)."
+    help = "Serve the sandbox vendor cloud (every vendor protocol of the provider registry)."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--host", default="127.0.0.1")

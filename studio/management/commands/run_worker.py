@@ -8,6 +8,7 @@ import signal
 
 from django.core.management.base import BaseCommand
 
+from studio.gateway import metrics
 from studio.workers.runner import run_forever
 
 
@@ -21,6 +22,9 @@ class Command(BaseCommand):
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop.set)
             self.stdout.write("worker running; Ctrl+C to stop")
-            await run_forever(stop)
+            try:
+                await run_forever(stop)
+            finally:
+                metrics.process_exited()
 
         asyncio.run(main())

@@ -10,7 +10,9 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from studio.catalog_data import DEMO_MODELS, SANDBOX_UPSTREAM
-from studio.models import ApiKey, PlatformModel, Upstream
+from studio.gateway import price_table
+from studio.models import ApiKey, PlatformModel, Price, Upstream
+from studio.price_data import DEMO_PRICES
 
 DEMO_KEY_NAME = "demo key"
 
@@ -39,6 +41,10 @@ class Command(BaseCommand):
         sandbox.credential = SANDBOX_UPSTREAM["credential"]
         sandbox.save()
         self.stdout.write(f"Catalog: {len(DEMO_MODELS)} models, all routed to the sandbox upstream.")
+        priced = set(Price.objects.values_list("model_id", flat=True))
+        added, _ = price_table.import_rows([row for row in DEMO_PRICES if row["model_id"] not in priced])
+        if added:
+            self.stdout.write(f"Prices: {added} models priced.")
 
         admin = self.ensure_admin(options["admin"])
         if not options["no_key"]:

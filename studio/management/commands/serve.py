@@ -22,4 +22,6 @@ class Command(BaseCommand):
         uvicorn.run(
             "studio.asgi:application", host=options["host"], port=options["port"], workers=options["workers"],
             lifespan="on", log_level="info", proxy_headers=True,
+            # JSON logs: keep the LOGGING settings' formatters instead of uvicorn's own.
+            **({"log_config": None} if settings.STUDIO_LOG_FORMAT == "json" else {}),
         )

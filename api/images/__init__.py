@@ -1,0 +1,1 @@
+"""The images family (OpenAI-style): generations, edits (JSON or multipart) and file uploads."""

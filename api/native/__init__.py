@@ -1,0 +1,1 @@
+"""The native (Gemini-style) family: ``/v1/models/{model}:generateContent`` and ``:streamGenerateContent``."""

@@ -1,0 +1,137 @@
+"""``POST /v1/models/{model}:generateContent`` and ``:streamGenerateContent`` (spec/images.md), and
+the native family's ``:countTokens``, ``:embedContent`` and ``:batchEmbedContents``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+
+from api.auth import native_key, principal_for
+from api.body import json_response, parse_json
+from api.errors import NATIVE
+from api.native.schemas import (
+    BatchEmbedContentsRequest,
+    CountTokensRequest,
+    EmbedContentRequest,
+    GenerateContentRequest,
+)
+from api.openapi import NATIVE_KEYS, body_doc
+from api.routing import FamilyRouter
+from api.sse import start_stream
+from studio.core.embeddings import EmbeddingJob
+from studio.core.errors import BadRequest
+from studio.gateway.embeddings import engine as embeddings_engine
+from studio.gateway.native import engine as native_image
+
+router = FamilyRouter(NATIVE, security=NATIVE_KEYS, tags=["native images"])
+
+# Big bodies leave in pieces of this size: each piece is copied once into the response, the
+# whole 10-20 MB answer never is.
+PIECE = 1024 * 1024
+BODY_DOC = body_doc(json=GenerateContentRequest)
+
+
+def pieces(payload: bytes | bytearray) -> list[bytes | memoryview]:
+    if len(payload) <= PIECE:
+        return [bytes(payload)]
+    view = memoryview(payload)
+    return [view[i:i + PIECE] for i in range(0, len(view), PIECE)]
+
+
+def sse_frame(payload: bytes | bytearray) -> list[bytes | memoryview]:
+    """``data: <one response JSON>`` and a blank line: no event names, no ``[DONE]`` (spec: Events)."""
+    if len(payload) <= PIECE:
+        return [b"data: " + bytes(payload) + b"\n\n"]
+    return [b"data: ", *pieces(payload), b"\n\n"]
+
+
+async def _body(payload: bytes | bytearray) -> AsyncIterator[bytes | memoryview]:
+    for piece in pieces(payload):
+        yield piece
+
+
+async def _prepare(request: HttpRequest, model: str, *, stream: bool) -> native_image.NativeCall:
+    principal = await principal_for(native_key(request))
+    return await native_image.prepare(principal, model, parse_json(request), stream=stream, raw=request.body)
+
+
+@router.post("/models/{model}:generateContent", openapi_extra=BODY_DOC, summary="Generate (buffered)")
+async def generate_content(request: HttpRequest, model: str) -> HttpResponse:
+    call = await _prepare(request, model, stream=False)
+    body = await native_image.generate(call)
+    if len(body) <= PIECE:
+        return HttpResponse(bytes(body), content_type="application/json")
+    response = StreamingHttpResponse(_body(body), content_type="application/json")
+    response["Content-Length"] = str(len(body))
+    return response
+
+
+@router.post("/models/{model}:countTokens", openapi_extra=body_doc(json=CountTokensRequest), summary="Count the tokens of a request")
+async def count_tokens(request: HttpRequest, model: str) -> HttpResponse:
+    principal = await principal_for(native_key(request))
+    answer = await native_image.count_tokens(principal, model, parse_json(request), request.body)
+    return HttpResponse(answer, content_type="application/json")
+
+
+@router.post("/models/{model}:streamGenerateContent", openapi_extra=BODY_DOC, summary="Generate (SSE)")
+async def stream_generate_content(request: HttpRequest, model: str) -> HttpResponse:
+    """Always SSE: with the vendor's ``?alt=sse`` (which its client sends) or without it."""
+    call = await _prepare(request, model, stream=True)
+    return await start_stream(request, native_image.stream(call), frame=sse_frame, error_frame=sse_frame)
+
+
+def _texts(request: Any, where: str) -> str:
+    content = request.get("content") if isinstance(request, dict) else None
+    parts = content.get("parts") if isinstance(content, dict) else None
+    if not isinstance(parts, list):
+        raise BadRequest(f"{where}content.parts: the content to embed is required", param=f"{where}content")
+    return " ".join(str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+
+def _embed_job(model: str, requests: list[Any], prefix: str) -> EmbeddingJob:
+    """One job from native embed requests; their settings must agree (one call upstream)."""
+    settings = set()
+    for index, item in enumerate(requests):
+        where = prefix.format(index=index)
+        named = item.get("model") if isinstance(item, dict) else None
+        if named is not None and named.removeprefix("models/") != model:
+            raise BadRequest(f"{where}model: must be models/{model}, the model of the request", param=f"{where}model")
+        settings.add((item.get("outputDimensionality"), item.get("taskType"), item.get("title"))
+                     if isinstance(item, dict) else None)
+    if len(settings) > 1:
+        raise BadRequest("every request of a batch must use the same outputDimensionality, taskType and title",
+                         param="requests")
+    dimensions, task_type, title = next(iter(settings)) or (None, None, None)
+    if dimensions is not None and (not isinstance(dimensions, int) or isinstance(dimensions, bool)):
+        raise BadRequest("outputDimensionality: must be an integer", param="outputDimensionality")
+    texts = tuple(_texts(item, prefix.format(index=i)) for i, item in enumerate(requests))
+    return EmbeddingJob(inputs=texts, dimensions=dimensions, task_type=task_type if isinstance(task_type, str) else None,
+                        title=title if isinstance(title, str) else None)
+
+
+async def _embed(request: HttpRequest, model: str, job: EmbeddingJob, field: str):
+    principal = await principal_for(native_key(request))
+    return await embeddings_engine.embed(principal, model, job, route=embeddings_engine.NATIVE_ROUTE, field=field,
+                                         dimensions_field="outputDimensionality")
+
+
+@router.post("/models/{model}:embedContent", openapi_extra=body_doc(json=EmbedContentRequest), summary="Embed one content")
+async def embed_content(request: HttpRequest, model: str) -> HttpResponse:
+    body = parse_json(request)
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object", param="body")
+    result = await _embed(request, model, _embed_job(model, [body], ""), "content")
+    return json_response({"embedding": {"values": result.vectors[0]}})
+
+
+@router.post("/models/{model}:batchEmbedContents", openapi_extra=body_doc(json=BatchEmbedContentsRequest),
+             summary="Embed several contents")
+async def batch_embed_contents(request: HttpRequest, model: str) -> HttpResponse:
+    body = parse_json(request)
+    requests = body.get("requests") if isinstance(body, dict) else None
+    if not isinstance(requests, list) or not requests:
+        raise BadRequest("requests: at least one embed request is required", param="requests")
+    result = await _embed(request, model, _embed_job(model, requests, "requests[{index}]."), "requests")
+    return json_response({"embeddings": [{"values": v} for v in result.vectors]})

@@ -1,0 +1,102 @@
+"""Request id, metrics and the request log line of every /v1 answer.
+
+Runs inside ``SpendHeadersMiddleware``, so the request's admission ticket (model, upstream,
+usage and cost, once the engine has charged it) is at hand. An incoming ``X-Request-Id`` is
+kept when sane, else one is made; it is answered as ``x-request-id`` and, through a context
+variable the providers read, sent to the upstream. A buffered answer is counted when the view
+returns; a stream when its last chunk has gone (time to first byte is its first chunk), or as
+499 when the client left before the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+from api.middleware import AsyncMiddleware
+from studio.core import request_id
+from studio.gateway import admission, metrics, request_log
+
+CLIENT_CLOSED = 499
+
+
+class ObserveMiddleware(AsyncMiddleware):
+    async def __call__(self, request: HttpRequest) -> HttpResponse:
+        started = time.perf_counter()
+        rid = request_id.accept(request.META.get("HTTP_X_REQUEST_ID"))
+        # Not reset on the way out: a stream calls its upstream after this returns, and each
+        # request runs in a task (and context) of its own.
+        request_id.current.set(rid)
+        response = await self.get_response(request)
+        response[request_id.HEADER] = rid
+        if not (settings.STUDIO_METRICS or settings.STUDIO_REQUEST_LOG):
+            return response
+        holder = admission.current.get()
+        if response.streaming and response.is_async:
+            done = _Done(request, rid, started, holder)
+            response.streaming_content = _watched(response.streaming_content, done, response.status_code)
+        else:
+            _Done(request, rid, started, holder)(response.status_code, None)
+        return response
+
+
+class _Done:
+    """What to report once the answer has been sent."""
+
+    __slots__ = ("holder", "request", "rid", "started")
+
+    def __init__(self, request: HttpRequest, rid: str, started: float, holder: admission.Collect | None) -> None:
+        self.request, self.rid, self.started, self.holder = request, rid, started, holder
+
+    def __call__(self, status: int, first_byte: float | None) -> None:
+        now = time.perf_counter()
+        seconds = now - self.started
+        first = (first_byte if first_byte is not None else now) - self.started
+        ticket = self.holder.ticket if self.holder is not None else None
+        match = self.request.resolver_match
+        family = (match.url_name or "").partition(".")[0] if match is not None else ""
+        model = ticket.model_id if ticket is not None else ""
+        upstream = metrics.upstream_name(ticket.upstream_id) if ticket is not None else ""
+        usage = ticket.usage if ticket is not None else None
+        if settings.STUDIO_METRICS:
+            metrics.request_done(family, model, upstream, status, seconds, first)
+            if usage is not None:
+                metrics.used(model, usage)
+        if settings.STUDIO_REQUEST_LOG:
+            request = self.request
+            request_log.write(request_log.RequestLine(
+                request_id=self.rid, method=request.method or "", path=request.path, family=family, status=status,
+                latency_ms=seconds * 1000, first_byte_ms=first * 1000,
+                principal=ticket.principal if ticket is not None else None, model=model, upstream=upstream,
+                usage=usage, cost_usd=ticket.cost if ticket is not None else None,
+                prompt=_prompt(request) if settings.STUDIO_LOG_PROMPTS else None,
+            ))
+
+
+async def _watched(content: AsyncIterator[bytes], done: Callable[[int, float | None], None],
+                   status: int) -> AsyncIterator[bytes]:
+    first: float | None = None
+    try:
+        async for chunk in content:
+            if first is None:
+                first = time.perf_counter()
+            yield chunk
+    except (GeneratorExit, asyncio.CancelledError):
+        status = CLIENT_CLOSED
+        raise
+    except Exception:
+        status = 500
+        raise
+    finally:
+        done(status, first)
+
+
+def _prompt(request: HttpRequest) -> str | None:
+    if request.content_type == "multipart/form-data":  # image edits: the prompt is a form field
+        value = request.POST.get("prompt")
+        return value[: request_log.PROMPT_LIMIT] if value else None
+    return request_log.prompt_of(request.body)

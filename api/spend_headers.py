@@ -1,0 +1,37 @@
+"""Spend headers on every /v1 answer: ``x-studio-cost-usd`` and OpenAI's ``x-ratelimit-*``.
+
+The engine's admission point leaves the request's ticket in a context variable; this
+middleware reads it once the view has answered. A buffered answer carries its cost (``0`` for
+an error: a failed call costs nothing); a stream carries its rate-limit headers, and its cost
+arrives in the format's final usage event. Views that know the cost themselves (a video task's
+query) set the header and it is kept.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+
+from api.middleware import AsyncMiddleware
+from studio.gateway import admission
+from studio.gateway.cost import display
+
+COST_HEADER = "x-studio-cost-usd"
+
+
+class SpendHeadersMiddleware(AsyncMiddleware):
+    async def __call__(self, request: HttpRequest) -> HttpResponse:
+        holder = admission.Collect()
+        token = admission.current.set(holder)
+        try:
+            response = await self.get_response(request)
+        finally:
+            admission.current.reset(token)
+        ticket = holder.ticket
+        if ticket is not None:
+            for name, value in ticket.headers.items():
+                if name not in response:
+                    response[name] = value
+        if not response.streaming and COST_HEADER not in response:
+            cost = ticket.cost if ticket is not None and ticket.cost is not None else 0
+            response[COST_HEADER] = display(cost)
+        return response

@@ -1,0 +1,60 @@
+"""``POST /v1/messages`` and ``POST /v1/messages/count_tokens`` (spec/text.md): the key in
+``X-Api-Key`` (or Bearer), the version in ``epsilon-version`` (``anthropic-version`` accepted as
+its alias); streams end with ``message_stop``, or with ``event: error`` when the upstream fails
+mid-stream. Every answer names itself in ``request-id`` (error bodies carry it as ``request_id``);
+``anthropic-beta`` travels to an upstream that speaks the messages format."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+
+from api.auth import messages_key, principal_for
+from api.body import json_response
+from api.errors import MESSAGES, new_request_id
+from api.openapi import MESSAGES_KEYS, body_doc
+from api.routing import FamilyRouter
+from api.sse import named_error_frame, ready_frame, start_stream
+from api.text.schemas import CountTokensRequest, MessagesRequest
+from studio.core.errors import BadRequest
+from studio.gateway.text import engine as text_engine
+
+router = FamilyRouter(MESSAGES, security=MESSAGES_KEYS, tags=["text"])
+
+VERSION_HEADERS = ("epsilon-version", "anthropic-version")
+FORWARDED_HEADERS = ("anthropic-beta",)
+
+
+def require_version(request: HttpRequest) -> str:
+    for header in VERSION_HEADERS:
+        value = request.headers.get(header)
+        if value:
+            return value
+    raise BadRequest("epsilon-version: header is required", param="epsilon-version")
+
+
+def forwarded(request: HttpRequest) -> dict[str, str]:
+    return {name: request.headers[name] for name in FORWARDED_HEADERS if request.headers.get(name)}
+
+
+def named(response: HttpResponse) -> HttpResponse:
+    response[MESSAGES.request_id_header or "request-id"] = new_request_id()
+    return response
+
+
+@router.post("/messages", openapi_extra=body_doc(json=MessagesRequest), summary="Messages")
+async def messages(request: HttpRequest) -> HttpResponse:
+    principal = await principal_for(messages_key(request))
+    require_version(request)
+    call = await text_engine.prepare(principal, "messages", request.body, headers=forwarded(request))
+    if call.stream:
+        return named(await start_stream(request, text_engine.stream(call), frame=ready_frame,
+                                        error_frame=named_error_frame))
+    return named(HttpResponse(await text_engine.complete(call), content_type="application/json"))
+
+
+@router.post("/messages/count_tokens", openapi_extra=body_doc(json=CountTokensRequest),
+             summary="Count a messages request's input tokens")
+async def count_tokens(request: HttpRequest) -> HttpResponse:
+    principal = await principal_for(messages_key(request))
+    require_version(request)
+    return named(json_response(await text_engine.count_tokens(principal, request.body, forwarded(request))))

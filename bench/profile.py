@@ -1,0 +1,81 @@
+"""``python -m bench profile``: flame graphs of the gateway's process under each scenario's load.
+
+Starts the fake vendor and one gateway (a preset, as in ``bench run``), warms it, then records
+it with py-spy (``py-spy record --pid``, sampling from outside, no change to the process) while
+the load generator runs one scenario; one SVG per scenario in the output directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench import runner
+from bench.runner import log
+from bench.scenarios import SCENARIOS
+from bench.targets import DEFAULT_REDIS, Context, start_gateway
+
+
+@dataclass
+class Options:
+    duration: float = 8.0
+    concurrency: int = 16
+    scenarios: list[str] = field(default_factory=lambda: list(SCENARIOS))
+    preset: str = "bare"
+    redis_url: str = DEFAULT_REDIS
+    gateway_env: dict[str, str] = field(default_factory=dict)
+    rate: int = 250  # samples per second
+    format: str = "flamegraph"  # or "raw": collapsed stacks, one line per stack (for scripts)
+    out_dir: Path = Path(__file__).resolve().parent / "results"
+
+
+def py_spy() -> str:
+    found = shutil.which("py-spy") or str(Path(runner.sys.executable).parent / "py-spy")
+    if not Path(found).exists():
+        raise SystemExit("py-spy is not installed (pip install py-spy)")
+    return found
+
+
+def run(options: Options) -> list[Path]:
+    spy = py_spy()
+    options.out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    workdir = Path(tempfile.mkdtemp(prefix="studio-bench-profile-"))
+    with contextlib.ExitStack() as stack:
+        stack.callback(shutil.rmtree, workdir, True)
+        upstream = runner.start_upstream(workdir)
+        stack.callback(upstream.stop)
+        ctx = Context(workdir=workdir, upstream_url=upstream.base_url, gateway_env=options.gateway_env,
+                      preset=options.preset, redis_url=options.redis_url)
+        target = start_gateway(ctx, upstream)
+        stack.callback(target.server.stop)
+        worker = target.server.tree()[-1].pid  # uvicorn's one worker (or the server itself)
+        for name in options.scenarios:
+            scenario = SCENARIOS[name]
+            request = target.dialect.request(scenario)
+            assert request is not None
+            for _ in range(3 if scenario.large else 20):
+                status, body = runner.send_once(target.server, request)
+                if status != 200 or not runner.looks_right(scenario, body):
+                    raise RuntimeError(f"{scenario.label}: HTTP {status}: {body[:300]!r}")
+            svg = options.out_dir / f"profile-{options.preset}-{name}.{'svg' if options.format == 'flamegraph' else 'txt'}"
+            log(f"profiling {scenario.label} ({options.duration:g} s)")
+            spy_process = subprocess.Popen(
+                [spy, "record", "--pid", str(worker), "--rate", str(options.rate), "--format", options.format,
+                 "--output", str(svg), "--nonblocking", "--gil", "--duration", str(int(options.duration) + 1)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            time.sleep(0.5)
+            body_file = workdir / "body.json"
+            body_file.write_bytes(request.body)
+            runner.python_load(target.server.base_url + request.path, body_file, request.headers,
+                               concurrency=options.concurrency, duration=options.duration)
+            _, err = spy_process.communicate(timeout=60)
+            if spy_process.returncode != 0:
+                raise RuntimeError(f"py-spy failed: {err[-1500:]}")
+            written.append(svg)
+    return written

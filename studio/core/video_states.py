@@ -1,0 +1,57 @@
+"""What a video upstream says about a task, normalized: one shape for every vendor protocol."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import models
+
+
+class VideoStatus(models.TextChoices):
+    """Normalized states; each inbound protocol renders them in its own words."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+    EXPIRED = "expired", "Expired"
+    UNKNOWN = "unknown", "Unknown"
+
+
+TERMINAL_STATUSES = frozenset({
+    VideoStatus.SUCCEEDED, VideoStatus.FAILED, VideoStatus.CANCELLED, VideoStatus.EXPIRED, VideoStatus.UNKNOWN,
+})
+ACTIVE_STATUSES = (VideoStatus.QUEUED, VideoStatus.RUNNING)
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamVideoState:
+    status: str  # a VideoStatus value
+    upstream_status: str
+    record: dict[str, Any]
+    video_url: str = ""
+    last_frame_url: str = ""
+    error_code: str = ""
+    error_message: str = ""
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+
+def is_terminal(status: str) -> bool:
+    return status in TERMINAL_STATUSES
+
+
+StateMap = dict[str, VideoStatus]
+# The error code of a task its upstream does not know (any protocol): failed for good, once the
+# task is older than the grace period a just-created task may need to become visible upstream.
+TASK_NOT_FOUND = "TaskNotFound"
+
+
+def map_state(states: StateMap, raw: str) -> str:
+    """A vendor's state word as a ``VideoStatus``; an unknown word keeps the task running
+    (tolerant, reference §4.3) and an empty one means it has not started."""
+    return states.get(raw, VideoStatus.RUNNING if raw else VideoStatus.QUEUED)

@@ -1,0 +1,200 @@
+"""The one admission point of every family: rate limits and budgets before a call, cost after.
+
+An engine calls ``admit`` once it knows the model (before any upstream is called) with an
+estimate of what the call will use. Under the key's limits and every budget of its key, user
+and team, the estimate is reserved (requests, tokens, images, dollars: all or none, in one
+atomic step of the shared counters); otherwise a typed error (``LimitExceeded`` /
+``QuotaExceeded``) is raised, which each family renders as its own 429. When the call ends the
+engine's record calls ``Ticket.charge`` with what the upstream reported: the cost is computed
+from the price in effect when the call started, and the reservation is settled against the real
+cost (or released for a failed call) in the background, off the response path.
+
+A key with no limits and no budgets costs no counter round trip at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from studio.core.entries import BudgetEntry, ModelEntry, PriceEntry, Snapshot
+from studio.core.principal import Principal
+from studio.gateway import budget_alerts, budgets, clock, counters, limits, prices, snapshot
+from studio.gateway.cost import ZERO, Usage, compute, from_nano, to_nano
+
+logger = logging.getLogger(__name__)
+
+_pending: set[asyncio.Task] = set()
+
+
+class Collect:
+    """Where the API layer finds the ticket of the request it is serving (for its headers)."""
+
+    __slots__ = ("ticket",)
+
+    def __init__(self) -> None:
+        self.ticket: Ticket | None = None
+
+
+current: contextvars.ContextVar[Collect | None] = contextvars.ContextVar("studio_admission", default=None)
+
+
+@dataclass(slots=True)
+class Ticket:
+    """A call's admission: what it reserved, and (once charged) what it cost."""
+
+    principal: Principal
+    model_id: str
+    prices: tuple[PriceEntry, ...]
+    at: float  # when the call started: the price in effect then applies
+    estimate: Decimal = ZERO
+    holds: list[budgets.Hold] = field(default_factory=list)
+    reserved_nano: int = 0
+    token_keys: list[str] = field(default_factory=list)
+    reserved_tokens: int = 0
+    headers: dict[str, str] = field(default_factory=dict)  # x-ratelimit-* for the response
+    cost: Decimal | None = None
+    # Once charged: what the upstream reported (None for a failed call) and which upstream answered.
+    usage: Usage | None = None
+    upstream_id: int | None = None
+
+    def price(self, upstream_id: int | None) -> PriceEntry | None:
+        return prices.find(self.prices, upstream_id, self.at)
+
+    def quote(self, usage: Usage, upstream_id: int | None) -> Decimal:
+        """The cost of ``usage`` without settling (for a stream's final event, before the end)."""
+        return compute(self.price(upstream_id), usage)
+
+    def charge(self, usage: Usage | None, upstream_id: int | None) -> Decimal:
+        """Settle once: the real cost of ``usage`` (``None``: the call failed, nothing is charged)."""
+        if self.cost is not None:
+            return self.cost
+        self.usage, self.upstream_id = usage, upstream_id
+        self.cost = ZERO if usage is None else compute(self.price(upstream_id), usage)
+        tokens = 0 if usage is None else usage.input_tokens + usage.output_tokens
+        if self.holds or self.token_keys:
+            settle_later(self.holds, to_nano(self.cost) - self.reserved_nano,
+                         [(k, tokens - self.reserved_tokens) for k in self.token_keys])
+        return self.cost
+
+
+def _background(work) -> None:
+    try:
+        task = asyncio.get_running_loop().create_task(work)
+    except RuntimeError:  # no event loop in this thread: settle here
+        asyncio.run(work)
+        return
+    _pending.add(task)
+    task.add_done_callback(_pending.discard)
+
+
+async def drain() -> None:
+    """Wait for every settlement started so far (tests, shutdown)."""
+    while True:
+        await counters.get().flush()
+        if not _pending:
+            return
+        await asyncio.gather(*list(_pending), return_exceptions=True)
+
+
+def _changes(holds: list[budgets.Hold], delta_nano: int,
+             token_changes: list[tuple[str, int]]) -> list[tuple[str, int, int]]:
+    return [(h.key, delta_nano, h.ttl) for h in holds] + [(k, d, 2 * limits.MINUTE) for k, d in token_changes]
+
+
+def settle_later(holds: list[budgets.Hold], delta_nano: int, token_changes: list[tuple[str, int]]) -> None:
+    """``settle`` without a task of its own: queued with the other counter operations of this
+    process, off the response path (a soft alert, rare, gets a task when a budget crosses it)."""
+    changes = _changes(holds, delta_nano, token_changes)
+    if not changes:
+        return
+    try:
+        store = counters.get()
+        store.add_later(changes, lambda values: _settled(holds, values, background=True))
+    except RuntimeError:  # no event loop in this thread: settle here
+        asyncio.run(settle(holds, delta_nano, token_changes))
+
+
+async def settle(holds: list[budgets.Hold], delta_nano: int, token_changes: list[tuple[str, int]]) -> None:
+    changes = _changes(holds, delta_nano, token_changes)
+    if not changes:
+        return
+    try:
+        values = await counters.get().add(changes)
+    except Exception:
+        values = None
+    for alert in _settled(holds, values, background=False):
+        await alert
+
+
+def _settled(holds: list[budgets.Hold], values: tuple[int, ...] | None, *, background: bool) -> list:
+    """The soft alerts a settlement's new values call for (started here when ``background``)."""
+    if values is None:
+        logger.warning("settling spend counters failed")
+        return []
+    alerts = []
+    for hold, value in zip(holds, values, strict=False):
+        budget = hold.budget
+        if value * 100 >= budget.limit_nano * budget.soft_percent:
+            alerts.append(_alert(budget, "soft", hold, value))
+    if background:
+        for alert in alerts:
+            _background(alert)
+        return []
+    return alerts
+
+
+async def _alert(budget: BudgetEntry, level: str, hold: budgets.Hold, value: int) -> None:
+    try:
+        first = await counters.get().once(f"alert:{budget.id}:{int(hold.window_start)}:{level}", hold.ttl or 400 * 86400)
+    except Exception:
+        logger.warning("budget alert check failed", exc_info=True)
+        return
+    if first:
+        budget_alerts.raise_alert(budget, level, hold.window_start, from_nano(value))
+
+
+async def admit(principal: Principal, model: ModelEntry, estimate: Usage, *, tokens: int = 0, images: int = 0,
+                snap: Snapshot | None = None) -> Ticket:
+    """Reserve ``estimate`` (and ``tokens`` / ``images`` against per-minute limits) or refuse."""
+    snap = snap if snap is not None else await snapshot.get()
+    now = clock.now()
+    ticket = Ticket(principal, model.model_id, snap.prices.get(model.model_id, ()), now)
+    holder = current.get()
+    if holder is not None:
+        holder.ticket = ticket
+    found_budgets = budgets.applicable(snap, principal)
+    found_limits = limits.entries_for(snap, principal, model.model_id)
+    if not found_budgets and not found_limits:
+        return ticket
+    ticket.estimate = compute(prices.find(ticket.prices, None, now), estimate)
+    reserve = to_nano(ticket.estimate)
+    plan = limits.plan(found_limits, principal.key_id or 0, requests=1, tokens=tokens, images=images, now=now)
+    budget_checks, holds = budgets.checks(found_budgets, reserve, now)
+    try:
+        outcome = await counters.get().apply(plan.checks + budget_checks)
+    except Exception:  # the counters are unreachable: serve rather than refuse everyone
+        logger.warning("spend counters unavailable; admitting without limits", exc_info=True)
+        return ticket
+    n = len(plan.checks)
+    if outcome.refused >= 0:
+        i = outcome.refused
+        if i < n:
+            seen = limits.windows(plan.rules[:i], outcome.values[:i], now)
+            raise limits.refusal(plan.rules[i], outcome.values[i], now, seen)
+        hold = holds[i - n]
+        await _alert(hold.budget, "hard", hold, outcome.values[i])
+        raise budgets.refusal(hold.budget, now)
+    ticket.holds, ticket.reserved_nano = holds, reserve
+    ticket.token_keys, ticket.reserved_tokens = plan.token_keys, tokens
+    ticket.headers = limits.headers(limits.windows(plan.rules, outcome.values[:n], now))
+    return ticket
+
+
+def text_estimate(body_bytes: int, max_tokens: int) -> tuple[Usage, int]:
+    """A text call's estimate: about four bytes a prompt token, and the most it may write."""
+    prompt = body_bytes // 4
+    return Usage(input_tokens=prompt, output_tokens=max_tokens), prompt + max_tokens

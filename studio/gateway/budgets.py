@@ -1,0 +1,102 @@
+"""Budgets: which apply to a call, their periods, their counters, and the alerts they raise.
+
+A budget's spend for the current period lives in a counter (nano-dollars) named after the
+period's start, so a new period starts from zero by itself. A call reserves its estimated cost
+against every budget of its key, user and team at once (all or none), then settles the real
+cost; at most the reservations of calls in flight can overshoot a limit.
+"""
+
+from __future__ import annotations
+
+import calendar
+import functools
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from studio.core.entries import BudgetEntry, Snapshot
+from studio.core.errors import QuotaExceeded
+from studio.core.principal import Principal
+from studio.gateway.cost import display, from_nano
+from studio.gateway.counters import Check
+
+DAY = 86400
+
+
+def window(period: str, now: float) -> tuple[float, float | None]:
+    """(start, end) of the period containing ``now`` (UTC, epoch seconds); a total has no end."""
+    if period == "total":
+        return 0.0, None
+    return _window_of_day(period, int(now // DAY))
+
+
+@functools.lru_cache(maxsize=64)
+def _window_of_day(period: str, day: int) -> tuple[float, float]:
+    """The window of every moment of one UTC day (worked out once per day, not per call)."""
+    midnight = datetime.fromtimestamp(day * DAY, UTC)
+    if period == "day":
+        start, end = midnight, midnight + timedelta(days=1)
+    elif period == "week":
+        start = midnight - timedelta(days=midnight.weekday())
+        end = start + timedelta(days=7)
+    else:
+        start = midnight.replace(day=1)
+        days = calendar.monthrange(start.year, start.month)[1]
+        end = start + timedelta(days=days)
+    return start.timestamp(), end.timestamp()
+
+
+def applicable(snap: Snapshot, principal: Principal) -> list[BudgetEntry]:
+    found: list[BudgetEntry] = []
+    if principal.key_id is not None:
+        found += snap.budgets.get(("key", principal.key_id), ())
+    found += snap.budgets.get(("user", principal.user_id), ())
+    if principal.team_id is not None:
+        found += snap.budgets.get(("team", principal.team_id), ())
+    return found
+
+
+def counter_key(budget: BudgetEntry, start: float) -> str:
+    return f"b:{budget.id}:{int(start)}"
+
+
+def ttl_of(end: float | None, now: float) -> int:
+    return 0 if end is None else int(end - now) + DAY
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """One budget's share of a reservation: the counter it went to."""
+
+    budget: BudgetEntry
+    key: str
+    window_start: float
+    ttl: int
+
+
+def checks(entries: list[BudgetEntry], reserve_nano: int, now: float) -> tuple[list[Check], list[Hold]]:
+    found, holds = [], []
+    for budget in entries:
+        start, end = window(budget.period, now)
+        key, ttl = counter_key(budget, start), ttl_of(end, now)
+        base = budget.base_nano if budget.base_window == start else 0
+        found.append(Check(key=key, limit=budget.limit_nano, need=max(reserve_nano, 1), add=reserve_nano,
+                           ttl=ttl, base=base))
+        holds.append(Hold(budget, key, start, ttl))
+    return found, holds
+
+
+def refusal(budget: BudgetEntry, now: float) -> QuotaExceeded:
+    _, end = window(budget.period, now)
+    resets = datetime.fromtimestamp(end, UTC).isoformat().replace("+00:00", "Z") if end else None
+    when = f"it resets at {resets}" if resets else "it does not reset (a total budget)"
+    limit = display(from_nano(budget.limit_nano))
+    return QuotaExceeded(
+        f"budget exceeded: {budget.label} has spent its ${limit} per {budget.period}; {when}",
+        code="insufficient_quota", retry_after=(end - now) if end else None,
+        details={"budget": budget.label, "budget_id": budget.id, "period": budget.period, "resets_at": resets},
+    )
+
+
+def soft_crossed(budget: BudgetEntry, before: int, after: int) -> bool:
+    threshold = budget.limit_nano * budget.soft_percent // 100
+    return before < threshold <= after

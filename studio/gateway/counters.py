@@ -1,0 +1,384 @@
+"""Shared counters for limits and budgets: atomic Lua scripts in Redis, or process memory.
+
+With ``REDIS_URL`` every process shares the counters; without it they live in this process (one
+process is then the deployment). A check-and-add over several counters is atomic: all are added
+or none. In Redis, the operations a process queues while its previous script run is on the wire
+travel together in the next run (one pre-loaded script, ``EVALSHA``, executing them in order),
+so under load one round trip serves many requests' admissions and settlements alike, and each
+check still sees every addition made before it, by any process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import orjson
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """Refuse when ``value + need > limit`` (``limit`` < 0: never); otherwise add ``add``.
+    A counter that does not exist starts at ``base`` and expires after ``ttl`` seconds (0: never)."""
+
+    key: str
+    limit: int
+    need: int
+    add: int
+    ttl: int
+    base: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    refused: int  # index of the first refused check, -1 when admitted
+    values: tuple[int, ...]  # after the additions (or, when refused, as found)
+
+
+Done = Callable[[tuple[int, ...] | None], None]
+
+
+class Counters(Protocol):
+    async def apply(self, checks: Sequence[Check]) -> Outcome: ...
+
+    async def add(self, changes: Sequence[tuple[str, int, int]]) -> tuple[int, ...]:
+        """Add each ``(key, delta, ttl)``; the new values."""
+
+    def add_later(self, changes: Sequence[tuple[str, int, int]], then: Done | None = None) -> None:
+        """``add`` without waiting (call from the event loop): ``then`` gets the new values, or
+        ``None`` when the counters could not be reached."""
+
+    async def flush(self) -> None:
+        """Wait until every operation queued so far is done."""
+
+    async def once(self, key: str, ttl: int) -> bool:
+        """True the first time ``key`` is seen within ``ttl`` seconds."""
+
+    async def take_slot(self, key: str, member: str, limit: int, until: float) -> tuple[bool, int]:
+        """Hold one of ``limit`` slots for ``member`` until ``until`` (epoch) or ``free_slot``."""
+
+    async def free_slot(self, key: str, member: str) -> None: ...
+
+
+# One script for a whole batch of operations, run atomically in the order they were queued. The
+# batch is one JSON argument (decoding it in Redis costs this process nothing, where encoding
+# dozens of arguments one by one cost more than the rest of a request): a list of operations,
+# ``["a", key, limit, need, add, ttl, base, key, ...]`` (check-and-add, all or none) or
+# ``["d", key, delta, ttl, ...]`` (add). Integers stay exact up to 2^53 (nano-dollars: $9M).
+# The keys are named in the argument, not in KEYS: a single Redis, not a cluster.
+BATCH = """
+local out = {}
+for o, op in ipairs(cjson.decode(ARGV[1])) do
+  local vals = {}
+  if op[1] == 'a' then
+    local n = (#op - 1) / 6
+    local found, refused = {}, 0
+    for i = 1, n do
+      local b = 1 + (i - 1) * 6
+      local v = redis.call('GET', op[b + 1])
+      found[i] = v ~= false
+      if v then v = tonumber(v) else v = op[b + 6] end
+      vals[i] = v
+      if op[b + 2] >= 0 and v + op[b + 3] > op[b + 2] then
+        refused = i
+        break
+      end
+    end
+    if refused == 0 then
+      for i = 1, n do
+        local b = 1 + (i - 1) * 6
+        local key, add, ttl = op[b + 1], op[b + 4], op[b + 5]
+        vals[i] = vals[i] + add
+        if found[i] then
+          redis.call('INCRBY', key, add)
+        elseif ttl > 0 then
+          redis.call('SET', key, vals[i], 'EX', ttl)
+        else
+          redis.call('SET', key, vals[i])
+        end
+      end
+    end
+    table.insert(vals, 1, refused)
+  else
+    for i = 1, (#op - 1) / 3 do
+      local b = 1 + (i - 1) * 3
+      local key, ttl = op[b + 1], op[b + 3]
+      vals[i] = redis.call('INCRBY', key, op[b + 2])
+      if ttl > 0 and redis.call('TTL', key) < 0 then redis.call('EXPIRE', key, ttl) end
+    end
+  end
+  out[o] = vals
+end
+return out
+"""
+
+SLOT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+local count = redis.call('ZCARD', KEYS[1])
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return {1, count} end
+if tonumber(ARGV[2]) >= 0 and count >= tonumber(ARGV[2]) then return {0, count} end
+redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
+redis.call('EXPIREAT', KEYS[1], math.ceil(tonumber(ARGV[4])) + 60)
+return {1, count + 1}
+"""
+
+# The most operations one script run carries (a long script would hold Redis up for everyone).
+MAX_BATCH = 256
+# How long a settlement (``add_later``) may wait for an admission's script run to ride along with
+# before it gets a run of its own: settling is off the response path, and this halves round trips.
+SETTLE_DELAY = 0.05
+
+class _Op:
+    """One queued operation: its keys and arguments, and who hears the answer."""
+
+    __slots__ = ("spec", "future", "then")
+
+    def __init__(self, spec: list[str | int], future: asyncio.Future | None, then: Done | None) -> None:
+        self.spec, self.future, self.then = spec, future, then
+
+    def answer(self, values: list | None, error: BaseException | None) -> None:
+        if self.future is not None:
+            if self.future.done():
+                return
+            if error is not None:
+                self.future.set_exception(error)
+            else:
+                self.future.set_result(values)
+        elif self.then is not None:
+            try:
+                self.then(None if error is not None else tuple(int(v) for v in values or ()))
+            except Exception:
+                logger.exception("a counter callback failed")
+
+
+class RedisCounters:
+    """Counters in Redis: every operation queued while a script run is on its way goes in the next
+    run, so a busy process makes one round trip for many requests (and an idle one, one each)."""
+
+    def __init__(self, url: str, prefix: str) -> None:
+        from redis.asyncio import Redis
+
+        self.redis = Redis.from_url(url, **settings.REDIS_CONNECTION_OPTIONS)
+        self.prefix = prefix
+        self._batch = self.redis.register_script(BATCH)
+        self._slot = self.redis.register_script(SLOT)
+        # Script runs go one at a time (one flusher), so they need no pool: one connection of
+        # their own, used directly, costs half the client's per-command work.
+        pool = self.redis.connection_pool
+        self._conn = pool.connection_class(**pool.connection_kwargs)
+        self._queue: list[_Op] = []
+        self._flusher: asyncio.Task | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def _submit(self, op: _Op) -> None:
+        self._queue.append(op)
+        if self._flusher is None:
+            self._flusher = asyncio.get_running_loop().create_task(self._flush())
+
+    def _defer(self, op: _Op) -> None:
+        """Queue ``op`` for the next script run, which starts within ``SETTLE_DELAY`` at the latest."""
+        self._queue.append(op)
+        if self._flusher is None and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(SETTLE_DELAY, self._kick)
+
+    def _kick(self) -> None:
+        self._timer = None
+        if self._queue and self._flusher is None:
+            self._flusher = asyncio.get_running_loop().create_task(self._flush())
+
+    async def _flush(self) -> None:
+        ops: list[_Op] = []
+        try:
+            while self._queue:
+                ops, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+                try:
+                    results = await self._run(orjson.dumps([op.spec for op in ops]))
+                except Exception as exc:
+                    for op in ops:
+                        op.answer(None, exc)
+                else:
+                    for op, values in zip(ops, results, strict=True):
+                        op.answer(values, None)
+                ops = []
+        except BaseException as exc:  # cancelled with the loop: nobody waits forever
+            for op in ops + self._queue:
+                op.answer(None, ConnectionError(f"counter batch interrupted: {exc!r}"))
+            self._queue = []
+            raise
+        finally:
+            self._flusher = None
+
+    async def _run(self, payload: bytes) -> list:
+        """One run of the batch script on the flusher's connection (loading it once if Redis
+        does not know it yet)."""
+        from redis.exceptions import NoScriptError
+
+        conn = self._conn
+        try:
+            try:
+                await conn.send_command("EVALSHA", self._batch.sha, 0, payload)
+                return await conn.read_response()
+            except NoScriptError:
+                await conn.send_command("SCRIPT", "LOAD", self._batch.script)
+                await conn.read_response()
+                await conn.send_command("EVALSHA", self._batch.sha, 0, payload)
+                return await conn.read_response()
+        except BaseException as exc:
+            from redis.exceptions import ResponseError
+
+            if not isinstance(exc, ResponseError):  # a reply half read: start clean next time
+                await conn.disconnect()
+            raise
+
+    async def apply(self, checks: Sequence[Check]) -> Outcome:
+        spec: list[str | int] = ["a"]
+        for c in checks:
+            spec += [self.prefix + c.key, c.limit, c.need, c.add, c.ttl, c.base]
+        future = asyncio.get_running_loop().create_future()
+        self._submit(_Op(spec, future, None))
+        result = await future
+        return Outcome(int(result[0]) - 1, tuple(int(v) for v in result[1:]))
+
+    def _add_op(self, changes: Sequence[tuple[str, int, int]], future: asyncio.Future | None,
+                then: Done | None) -> _Op:
+        spec: list[str | int] = ["d"]
+        for key, delta, ttl in changes:
+            spec += [self.prefix + key, delta, ttl]
+        return _Op(spec, future, then)
+
+    async def add(self, changes: Sequence[tuple[str, int, int]]) -> tuple[int, ...]:
+        future = asyncio.get_running_loop().create_future()
+        self._submit(self._add_op(changes, future, None))
+        return tuple(int(v) for v in await future)
+
+    def add_later(self, changes: Sequence[tuple[str, int, int]], then: Done | None = None) -> None:
+        self._defer(self._add_op(changes, None, then))
+
+    async def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._kick()
+        while self._flusher is not None:
+            await asyncio.shield(self._flusher)
+
+    async def once(self, key: str, ttl: int) -> bool:
+        return bool(await self.redis.set(self.prefix + key, 1, nx=True, ex=max(ttl, 1)))
+
+    async def take_slot(self, key: str, member: str, limit: int, until: float) -> tuple[bool, int]:
+        ok, count = await self._slot(keys=[self.prefix + key], args=[member, limit, time.time(), until])
+        return bool(ok), int(count)
+
+    async def free_slot(self, key: str, member: str) -> None:
+        await self.redis.zrem(self.prefix + key, member)
+
+
+class MemoryCounters:
+    """The same semantics in one process (a lock makes each call atomic across threads)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, tuple[int, float]] = {}  # key → (value, expires at; 0: never)
+        self.slots: dict[str, dict[str, float]] = {}
+        self.lock = threading.Lock()
+
+    def _get(self, key: str, now: float) -> int | None:
+        found = self.values.get(key)
+        if found is None:
+            return None
+        if found[1] and found[1] <= now:
+            del self.values[key]
+            return None
+        return found[0]
+
+    def _set(self, key: str, value: int, ttl: int, now: float) -> None:
+        old = self.values.get(key)
+        expires = old[1] if old is not None else (now + ttl if ttl > 0 else 0.0)
+        self.values[key] = (value, expires)
+
+    async def apply(self, checks: Sequence[Check]) -> Outcome:
+        now = time.time()
+        with self.lock:
+            values = []
+            for i, c in enumerate(checks):
+                value = self._get(c.key, now)
+                values.append(c.base if value is None else value)
+                if c.limit >= 0 and values[i] + c.need > c.limit:
+                    return Outcome(i, tuple(values))
+            for i, c in enumerate(checks):
+                values[i] += c.add
+                self._set(c.key, values[i], c.ttl, now)
+            return Outcome(-1, tuple(values))
+
+    async def add(self, changes: Sequence[tuple[str, int, int]]) -> tuple[int, ...]:
+        return self._add(changes)
+
+    def _add(self, changes: Sequence[tuple[str, int, int]]) -> tuple[int, ...]:
+        now = time.time()
+        with self.lock:
+            out = []
+            for key, delta, ttl in changes:
+                value = (self._get(key, now) or 0) + delta
+                self._set(key, value, ttl, now)
+                out.append(value)
+            return tuple(out)
+
+    def add_later(self, changes: Sequence[tuple[str, int, int]], then: Done | None = None) -> None:
+        values = self._add(changes)
+        if then is not None:
+            then(values)
+
+    async def flush(self) -> None:
+        return None
+
+    async def once(self, key: str, ttl: int) -> bool:
+        now = time.time()
+        with self.lock:
+            if self._get(key, now) is not None:
+                return False
+            self._set(key, 1, max(ttl, 1), now)
+            return True
+
+    async def take_slot(self, key: str, member: str, limit: int, until: float) -> tuple[bool, int]:
+        now = time.time()
+        with self.lock:
+            held = {m: t for m, t in self.slots.get(key, {}).items() if t > now}
+            self.slots[key] = held
+            if member in held:
+                return True, len(held)
+            if 0 <= limit <= len(held):
+                return False, len(held)
+            held[member] = until
+            return True, len(held)
+
+    async def free_slot(self, key: str, member: str) -> None:
+        with self.lock:
+            self.slots.get(key, {}).pop(member, None)
+
+
+_memory = MemoryCounters()
+_redis: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, RedisCounters] = weakref.WeakKeyDictionary()
+
+
+def get() -> Counters:
+    """This process's counters: Redis (one client per event loop) when configured, else memory."""
+    if not settings.REDIS_URL:
+        return _memory
+    loop = asyncio.get_running_loop()
+    found = _redis.get(loop)
+    if found is None:
+        found = _redis[loop] = RedisCounters(settings.REDIS_URL, settings.STUDIO_COUNTER_PREFIX)
+    return found
+
+
+def reset_memory() -> None:
+    """Forget every in-memory counter (tests)."""
+    global _memory
+    _memory = MemoryCounters()

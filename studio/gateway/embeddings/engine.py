@@ -1,0 +1,69 @@
+"""The engine for embeddings: check, route with failover, record the input tokens and their cost.
+
+Both inbound shapes (OpenAI's ``/v1/embeddings``, the native ``:embedContent`` and
+``:batchEmbedContents``) arrive as an ``EmbeddingJob`` on their own catalog route; any upstream
+whose protocol has embeddings serves either, since the job and the result are neutral.
+"""
+
+from __future__ import annotations
+
+from studio.core.embeddings import EmbeddingJob, EmbeddingResult, estimate_tokens
+from studio.core.entries import ModelEntry, UpstreamEntry
+from studio.core.errors import BadRequest, GatewayError
+from studio.core.principal import Principal
+from studio.gateway import admission, routing, snapshot
+from studio.gateway.auth import resolve_model
+from studio.gateway.cost import Usage
+from studio.gateway.text.record import TextRecord
+from studio.providers.contracts import Capability
+from studio.providers.registry import capable, embeddings_upstream
+
+OPENAI_ROUTE = "embeddings"
+NATIVE_ROUTE = "native.embed"
+DEFAULT_MAX_INPUTS = 2048
+
+
+def validate(job: EmbeddingJob, model: ModelEntry, *, field: str, dimensions_field: str) -> None:
+    """The job against the model's limits; a 400 naming the client's field."""
+    caps = model.capabilities
+    most = int(caps.get("max_inputs") or DEFAULT_MAX_INPUTS)
+    if not job.inputs:
+        raise BadRequest(f"{field}: at least one text to embed is required", param=field)
+    if len(job.inputs) > most:
+        raise BadRequest(f"{field}: model '{model.model_id}' embeds at most {most} texts per request", param=field)
+    for index, text in enumerate(job.inputs):
+        if not text.strip():
+            raise BadRequest(f"{field}[{index}]: an empty text cannot be embedded", param=field)
+    if job.dimensions is not None:
+        full, smallest = int(caps.get("dimensions") or 0), int(caps.get("min_dimensions") or 1)
+        if not caps.get("flexible_dimensions"):
+            raise BadRequest(f"{dimensions_field}: model '{model.model_id}' does not take a number of dimensions",
+                             param=dimensions_field)
+        if not smallest <= job.dimensions <= full:
+            raise BadRequest(f"{dimensions_field}: must be between {smallest} and {full} for model "
+                             f"'{model.model_id}'", param=dimensions_field)
+
+
+async def embed(principal: Principal, model_id: str, job: EmbeddingJob, *, route: str, field: str,
+                dimensions_field: str) -> EmbeddingResult:
+    snap = await snapshot.get()
+    model = resolve_model(snap, principal, model_id, route, use="embeddings")
+    validate(job, model, field=field, dimensions_field=dimensions_field)
+    record = TextRecord(principal, model.model_id, route, False)
+    estimate = estimate_tokens(job.inputs)
+    record.ticket = await admission.admit(principal, model, Usage(input_tokens=estimate), tokens=estimate, snap=snap)
+    upstreams = capable(routing.candidates(snap, model_id), model, Capability.EMBEDDINGS)
+
+    async def attempt(up: UpstreamEntry) -> EmbeddingResult:
+        return await embeddings_upstream(up, model).embed(job, up.upstream_model(model_id))
+
+    try:
+        upstream, result = await routing.with_failover(upstreams, attempt)
+    except GatewayError as exc:
+        record.fail(exc)
+        raise
+    record.upstream_id = upstream.id
+    record.first_chunk()
+    record.usage(result.input_tokens, 0)
+    record.finish()
+    return result

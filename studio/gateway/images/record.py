@@ -1,0 +1,179 @@
+"""The record of one images call: a Generation with its input and output Assets and usage.
+
+Built during the call, persisted off the response path by ``recording``. Output assets get
+their ids up front, so a signed URL can be handed out before the row is written.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from studio.core.errors import GatewayError
+from studio.core.images import ImageItem, SourceImage
+from studio.core.principal import Principal
+from studio.gateway import recording
+from studio.gateway.cost import ZERO, Usage
+from studio.gateway.images.admitted import AdmittedJob
+
+_EXT = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif"}
+
+
+@dataclass(slots=True)
+class ImagesRecord(recording.TimedRecord):
+    principal: Principal
+    job: AdmittedJob
+    generation_id: uuid.UUID = field(default_factory=uuid.uuid4)
+    upstream_id: int | None = None
+    started_wall: float = field(default_factory=time.time)
+    started: float = field(default_factory=time.perf_counter)
+    first_byte_ms: int | None = None
+    duration_ms: int | None = None
+    items: list[ImageItem] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    error: GatewayError | None = None
+    submitted: bool = False
+    # The studio creates the Generation row when a job starts and stores outputs as they stream.
+    preexisting: bool = False
+    stored: set[uuid.UUID] = field(default_factory=set)
+    extra: dict[str, Any] = field(default_factory=dict)  # studio-only parameters (a compare run)
+    cost_usd: Decimal = ZERO
+
+    def counted(self) -> Usage:
+        """Tokens the upstream reported and one (size, quality) per image made."""
+        usage = self.usage or {}
+        details = usage.get("input_tokens_details")
+        made = sum(1 for item in self.items if item.ok)
+        return Usage(input_tokens=int(usage.get("input_tokens") or 0),
+                     output_tokens=int(usage.get("output_tokens") or 0),
+                     cached_tokens=int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
+                     images=[(self.job.size, self.job.quality)] * made)
+
+    def charge(self) -> None:
+        if self.job.ticket is not None:
+            self.cost_usd = self.job.ticket.charge(None if self.error is not None else self.counted(),
+                                                   self.upstream_id)
+
+    # -- persisted in the recorder's worker thread -------------------------------------------------
+    def persist(self) -> None:
+        from studio.models import ApiKey, Generation, GenerationStatus, UsageRecord
+
+        made = [item for item in self.items if item.ok]
+        status = (GenerationStatus.FAILED if self.error is not None
+                  else GenerationStatus.SUCCEEDED if made else GenerationStatus.BLOCKED)
+        principal, job = self.principal, self.job
+        outcome = dict(
+            upstream_id=self.upstream_id, status=status, usage=self.usage or {}, error=self.error_dict(),
+            cost_usd=self.cost_usd,
+            first_byte_ms=self.first_byte_ms, duration_ms=self.duration_ms, parent_id=self.parent_id(),
+            parameters={**self.parameters(), **self.extra},
+        )
+        route = "studio" if self.preexisting else job.route
+        with transaction.atomic():
+            if self.preexisting:
+                Generation.objects.filter(id=self.generation_id).update(**outcome)
+            else:
+                Generation.objects.create(
+                    id=self.generation_id, user_id=principal.user_id, api_key_id=principal.key_id,
+                    team_id=principal.team_id, model_id=job.model.model_id, route=route, prompt=job.prompt[:10000],
+                    started_at=datetime.fromtimestamp(self.started_wall, UTC), **outcome,
+                )
+            for index, item in enumerate(self.items):
+                if item.ok and item.asset_id not in self.stored:
+                    self.store_output(item, index, self.generation_id)
+            self.store_inputs(self.generation_id)
+            UsageRecord.objects.create(
+                api_key_id=principal.key_id, user_id=principal.user_id, team_id=principal.team_id,
+                model_id=job.model.model_id, cost_usd=self.cost_usd,
+                upstream_id=self.upstream_id, route=route, status_code=self.error.status if self.error else 200,
+                input_tokens=int(self.usage.get("input_tokens") or 0),
+                output_tokens=int(self.usage.get("output_tokens") or 0),
+                total_tokens=int(self.usage.get("total_tokens") or 0), images=billed_images(self.usage, len(made)),
+                latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
+            )
+            if principal.key_id is not None:
+                ApiKey.objects.filter(id=principal.key_id).update(last_used_at=timezone.now())
+        self.items = []  # release the image bytes
+
+    def store_output(self, item: ImageItem, index: int, generation_id: uuid.UUID) -> None:
+        import hashlib
+
+        from studio.gateway.media.storage import image_size, kind_of
+        from studio.models import Asset
+
+        data = item.raw()
+        width, height = image_size(data)
+        metadata = {k: v for k, v in (("revised_prompt", item.revised_prompt), ("z_index", item.z_index),
+                                      ("name", item.name), ("description", item.description),
+                                      ("bounding_box", item.bounding_box)) if v is not None}
+        asset = Asset(id=item.asset_id, kind=kind_of(item.mime), mime=item.mime, bytes=len(data), width=width,
+                      height=height, sha256=hashlib.sha256(data).hexdigest(), owner_id=self.principal.user_id,
+                      team_id=self.principal.team_id, generation_id=generation_id, index=index, metadata=metadata)
+        asset.file.save(f"{asset.id.hex}.{_EXT.get(item.mime, 'bin')}", ContentFile(data), save=False)
+        asset.save()
+
+    def _inputs(self) -> list[tuple[str, SourceImage]]:
+        job = self.job
+        roles = [("image", image) for image in job.images]
+        roles += [("mask", job.mask)] if job.mask else []
+        roles += [("background", job.backdrop)] if job.backdrop else []
+        return roles
+
+    def store_inputs(self, generation_id: uuid.UUID) -> None:
+        from studio.gateway.media.storage import store_bytes
+        from studio.models import Asset
+
+        for role, image in self._inputs():
+            if image.asset_id is not None:
+                asset = Asset.objects.filter(id=image.asset_id).first()
+                if asset is None:
+                    continue
+            else:
+                asset = store_bytes(image.data, image.mime, owner_id=self.principal.user_id,
+                                    team_id=self.principal.team_id, is_input=True, dedupe=True)
+            uses = asset.metadata.get("input_of", [])
+            asset.metadata = {**asset.metadata, "input_of": [*uses, {"generation": str(generation_id), "role": role}]}
+            asset.save(update_fields=["metadata"])
+
+    def parent_id(self) -> uuid.UUID | None:
+        """An edit of one of our outputs continues that generation's lineage."""
+        from studio.models import Asset
+
+        for image in self.job.images:
+            if image.asset_id is not None:
+                asset = Asset.objects.filter(id=image.asset_id).only("generation_id").first()
+                if asset is not None and asset.generation_id:
+                    return asset.generation_id
+        return None
+
+    def parameters(self) -> dict[str, Any]:
+        params = {k: v for k, v in self.job.fields.items() if k != "prompt"}
+        params["inputs"] = [{"role": role, "field": image.field} for role, image in self._inputs()]
+        # Failed items of a group (a set past its cap) have no asset: keep the upstream's reason.
+        failed = [{"index": i, **item.error} for i, item in enumerate(self.items) if item.error]
+        if failed:
+            params["item_errors"] = failed
+        return params
+
+    def error_dict(self) -> dict[str, Any]:
+        if self.error is None:
+            return {}
+        return {"status": self.error.status, "message": self.error.message, "code": self.error.code or ""}
+
+
+def billed_images(usage: dict[str, Any], made: int) -> int:
+    """The images the vendor bills: its own ``generated_images`` count when it reports one (a
+    layer decomposition bills what the vendor counts, not every file it returns), else the
+    images that arrived."""
+    reported = (usage or {}).get("generated_images")
+    if isinstance(reported, int) and not isinstance(reported, bool) and reported >= 0:
+        return reported
+    return made

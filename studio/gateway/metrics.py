@@ -1,0 +1,209 @@
+"""Prometheus metrics of the gateway, exposed at ``/metrics``.
+
+With ``PROMETHEUS_MULTIPROC_DIR`` set (an empty folder shared by the processes of one host or
+container, before they start) prometheus-client's multiprocess mode sums every process's
+values, so any process answers for all of them; without it this process's registry is served.
+
+Per-request cost is kept tiny: label children are bound once per label set and cached here,
+and nothing on the request path queries the database. What only the database knows (video tasks
+by state, the oldest due one) and the breakers' state is read at scrape time.
+``STUDIO_METRICS=0`` turns every update into a no-op.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from django.conf import settings
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import multiprocess as prometheus_multiprocess
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from studio.core.video_states import ACTIVE_STATUSES
+from studio.gateway import health, snapshot
+from studio.gateway.cost import Usage
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+ROUTE = ("family", "model", "upstream")
+
+
+class Bound:
+    """A metric's label children, bound once per label set (``labels()`` takes a lock and checks
+    its arguments on every call)."""
+
+    __slots__ = ("children", "metric")
+
+    def __init__(self, metric: Any) -> None:
+        self.metric = metric
+        self.children: dict[tuple, Any] = {}
+
+    def __call__(self, *labels: Any) -> Any:
+        child = self.children.get(labels)
+        if child is None:
+            child = self.children[labels] = self.metric.labels(*(str(label) for label in labels))
+        return child
+
+
+REQUESTS = Bound(Counter("studio_requests", "/v1 requests answered.", [*ROUTE, "status"]))
+LATENCY = Bound(Histogram("studio_request_duration_seconds", "/v1 request latency, to the last byte.", ROUTE,
+                          buckets=SECONDS))
+FIRST_BYTE = Bound(Histogram("studio_time_to_first_byte_seconds", "/v1 time to the first byte of the answer.",
+                             ROUTE, buckets=SECONDS))
+UPSTREAM_ERRORS = Bound(Counter("studio_upstream_errors", "Failed upstream calls, by error kind.",
+                                ["upstream", "kind"]))
+RETRIES = Bound(Counter("studio_upstream_retries",
+                        "Retryable upstream failures after which the call was tried on the next upstream.",
+                        ["upstream"]))
+FAILOVERS = Bound(Counter("studio_upstream_failovers", "Calls answered by an upstream after an earlier one failed.",
+                          ["upstream"]))
+TOKENS = Bound(Counter("studio_tokens", "Tokens the upstreams reported, by kind (input, output, cached).",
+                       ["model", "kind"]))
+IMAGES = Bound(Counter("studio_images", "Images made.", ["model"]))
+VIDEO_SECONDS = Bound(Counter("studio_video_seconds", "Seconds of video made.", ["model"]))
+VIDEO_FINISHED = Bound(Counter("studio_video_tasks_finished", "Video tasks that reached a final state.",
+                               ["model", "state"]))
+WEBSOCKETS = Gauge("studio_websocket_connections", "Open studio WebSocket connections.",
+                   multiprocess_mode="livesum")
+
+
+def enabled() -> bool:
+    return settings.STUDIO_METRICS
+
+
+def multiprocess() -> bool:
+    return bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+
+
+# -- updates (the request path: no query, no await) ---------------------------------------------
+def request_done(family: str, model: str, upstream: str, status: int, seconds: float, first_byte: float) -> None:
+    REQUESTS(family, model, upstream, status).inc()
+    LATENCY(family, model, upstream).observe(seconds)
+    FIRST_BYTE(family, model, upstream).observe(first_byte)
+
+
+def used(model: str, usage: Usage) -> None:
+    if usage.input_tokens:
+        TOKENS(model, "input").inc(usage.input_tokens)
+    if usage.output_tokens:
+        TOKENS(model, "output").inc(usage.output_tokens)
+    if usage.cached_tokens:
+        TOKENS(model, "cached").inc(usage.cached_tokens)
+    if usage.images:
+        IMAGES(model).inc(len(usage.images))
+    if usage.video_seconds:
+        VIDEO_SECONDS(model).inc(usage.video_seconds)
+
+
+def upstream_failed(upstream: str, kind: str, tried_next: bool) -> None:
+    if not enabled():
+        return
+    UPSTREAM_ERRORS(upstream, kind).inc()
+    if tried_next:
+        RETRIES(upstream).inc()
+
+
+def failed_over(upstream: str) -> None:
+    if enabled():
+        FAILOVERS(upstream).inc()
+
+
+def video_finished(model: str, state: str, usage: Usage | None) -> None:
+    if not enabled():
+        return
+    VIDEO_FINISHED(model, state).inc()
+    if usage is not None:
+        used(model, usage)
+
+
+def websocket_opened() -> None:
+    if enabled():
+        WEBSOCKETS.inc()
+
+
+def websocket_closed() -> None:
+    if enabled():
+        WEBSOCKETS.dec()
+
+
+_names: dict[int, str] = {}
+
+
+def upstream_name(upstream_id: int | None) -> str:
+    """An upstream's name from the snapshot in memory (remembered: the snapshot may be reloading)."""
+    if upstream_id is None:
+        return ""
+    name = _names.get(upstream_id)
+    if name is None:
+        snap = snapshot.peek()
+        entry = snap.upstreams.get(upstream_id) if snap is not None else None
+        if entry is None:
+            return str(upstream_id)
+        name = _names[upstream_id] = entry.name
+    return name
+
+
+# -- scrape time ----------------------------------------------------------------------------------
+class ScrapeTime:
+    """Values read when ``/metrics`` is asked: video tasks from the database, breakers from this
+    process's view (which follows the shared one)."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from django.db.models import Count, Min
+
+        from studio.models import VideoTask
+
+        tasks = GaugeMetricFamily("studio_video_tasks", "Video tasks not yet final, by state.", labels=["state"])
+        counts = {row["status"]: row["n"] for row in
+                  VideoTask.objects.filter(status__in=ACTIVE_STATUSES).values("status").annotate(n=Count("id"))}
+        for state in ACTIVE_STATUSES:
+            tasks.add_metric([str(state)], counts.get(state, 0))
+        yield tasks
+        oldest = VideoTask.objects.filter(status__in=ACTIVE_STATUSES, next_poll_at__lte=_now()).aggregate(
+            oldest=Min("next_poll_at"))["oldest"]
+        yield GaugeMetricFamily("studio_video_oldest_due_seconds",
+                                "Age of the oldest video task due for a poll (0 when none is waiting).",
+                                value=max(time.time() - oldest.timestamp(), 0.0) if oldest else 0.0)
+        snap = snapshot.peek()
+        upstreams = snap.upstreams.values() if snap is not None else ()
+        breakers = GaugeMetricFamily("studio_upstream_breaker_open", "1 while the upstream's circuit breaker is open.",
+                                     labels=["upstream"])
+        failures = GaugeMetricFamily("studio_upstream_consecutive_failures",
+                                     "Consecutive failures of the upstream.", labels=["upstream"])
+        for up in upstreams:
+            breakers.add_metric([up.name], 1.0 if health.view.is_open(up.id) else 0.0)
+            failures.add_metric([up.name], health.view.failures.get(up.id, 0))
+        yield breakers
+        yield failures
+
+
+def _now():
+    from django.utils import timezone
+
+    return timezone.now()
+
+
+class _ThisProcess:
+    def collect(self) -> Iterator[Any]:
+        return REGISTRY.collect()
+
+
+def exposition() -> bytes:
+    """The text format of every metric: summed over the processes in multiprocess mode."""
+    registry = CollectorRegistry()
+    if multiprocess():
+        prometheus_multiprocess.MultiProcessCollector(registry)
+    else:
+        registry.register(_ThisProcess())
+    registry.register(ScrapeTime())
+    return generate_latest(registry)
+
+
+def process_exited() -> None:
+    """Drop this process's live gauges (WebSocket connections) from the shared folder."""
+    if multiprocess():
+        prometheus_multiprocess.mark_process_dead(os.getpid())

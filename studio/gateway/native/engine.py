@@ -1,0 +1,154 @@
+"""The engine for native image generation: route, call with failover, record.
+
+Used by the /v1 native routes and by the studio's Generate page alike. The body travels as
+the client sent it (unknown fields survive); only the model name changes, and it lives in the
+upstream's path, not the body.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from studio.core.entries import ModelEntry, UpstreamEntry
+from studio.core.errors import BadRequest, GatewayError
+from studio.core.principal import Principal
+from studio.gateway import admission, recording, routing, snapshot
+from studio.gateway.auth import resolve_model
+from studio.gateway.cost import Usage
+from studio.gateway.native import rules as native_rules
+from studio.gateway.native.record import NativeRecord, billed, final_usage_at, usage_from_frames, with_cost
+from studio.gateway.native.version import name_platform_model
+from studio.gateway.text_checks import refuse_nul
+from studio.providers.contracts import Capability
+from studio.providers.registry import capable, native_upstream
+
+ROUTE = "native"
+
+
+@dataclass(slots=True)
+class NativeCall:
+    """One prepared call: the model, the upstreams to try, the body, the record being built."""
+
+    model: ModelEntry
+    upstreams: list[UpstreamEntry]
+    body: dict[str, Any]
+    encoded: bytes  # what goes upstream: the client's own bytes when we have them
+    record: NativeRecord
+    started: float = field(default_factory=time.perf_counter)
+
+
+async def prepare(
+    principal: Principal, model_id: str, body: Any, *, stream: bool, route: str = ROUTE, raw: bytes | None = None,
+) -> NativeCall:
+    """Check the model, the key's allowance, its upstreams' capability and the body; no network,
+    no database.
+
+    ``raw`` is the body exactly as the client sent it: forwarded as is, so unknown fields,
+    key order and number spellings survive (the model lives in the upstream path).
+    """
+    snap = await snapshot.get()
+    model = resolve_model(snap, principal, model_id, route)
+    native_rules.validate(body, model)
+    refuse_nul(body, raw)
+    record = NativeRecord.start(principal, model_id, route, body, stream=stream)
+    record.ticket = await admission.admit(principal, model, estimate(body, len(raw) if raw is not None else 0),
+                                          images=1, snap=snap)
+    upstreams = capable(routing.candidates(snap, model_id), model, Capability.NATIVE_IMAGE)
+    return NativeCall(model=model, upstreams=upstreams, body=body,
+                      encoded=raw if raw is not None else orjson.dumps(body), record=record)
+
+
+# Output tokens of one image by ``imageConfig.imageSize`` (the vendor bills images as tokens).
+IMAGE_TOKENS = {"512": 1290, "1K": 1290, "2K": 1290, "4K": 2520}
+
+
+def estimate(body: Any, size: int) -> Usage:
+    """What a native call will likely use: its prompt bytes as tokens, and one image."""
+    config = body.get("generationConfig") if isinstance(body, dict) else None
+    image = config.get("imageConfig") if isinstance(config, dict) else None
+    image_size = str(image.get("imageSize") or "1K") if isinstance(image, dict) else "1K"
+    return Usage(input_tokens=size // 4, output_tokens=IMAGE_TOKENS.get(image_size, 2520))
+
+
+async def generate(call: NativeCall) -> bytes | bytearray:
+    """Buffered generateContent with failover; returns the upstream's bytes unchanged."""
+    async def attempt(up: UpstreamEntry) -> bytes | bytearray:
+        provider = native_upstream(up, call.model)
+        return await provider.generate_content(up.upstream_model(call.model.model_id), call.encoded)
+
+    try:
+        upstream, body = await routing.with_failover(call.upstreams, attempt)
+    except GatewayError as exc:
+        call.record.fail(exc)
+        raise
+    call.record.upstream_id = upstream.id
+    call.record.first_chunk()
+    body = name_platform_model(body, call.model.model_id)
+    call.record.add_frame(body)
+    call.record.finish()
+    await recording.room()
+    return body
+
+
+async def stream(call: NativeCall) -> AsyncIterator[bytes | bytearray]:
+    """streamGenerateContent with failover before the first frame; yields each frame's JSON.
+
+    A frame may be a ``bytearray`` (a big one is handed on in the buffer it was read into).
+    """
+    def open_stream(up: UpstreamEntry) -> AsyncIterator[bytes | bytearray]:
+        provider = native_upstream(up, call.model)
+        return provider.stream_generate_content(up.upstream_model(call.model.model_id), call.encoded)
+
+    def chosen(up: UpstreamEntry) -> None:
+        call.record.upstream_id = up.id
+
+    try:
+        async for frame in routing.stream_with_failover(call.upstreams, open_stream, chosen):
+            if not call.record.frames:
+                call.record.first_chunk()
+            frame = name_platform_model(frame, call.model.model_id)
+            ticket = call.record.ticket
+            if ticket is not None and (at := final_usage_at(frame)) is not None:
+                # The final frame carries the call's cost (``costUsd``, US dollars) in its usage, as a
+                # buffered answer's header does: the format lets usageMetadata grow fields (spec:
+                # "other fields may appear") and the official SDK ignores the ones it does not know.
+                quote = ticket.quote(billed(usage_from_frames([frame])), call.record.upstream_id)
+                frame = with_cost(frame, at, quote)
+            call.record.add_frame(frame)
+            yield frame
+    except GatewayError as exc:
+        call.record.fail(exc)
+        raise
+    except BaseException as exc:  # client went away or the task was cancelled
+        call.record.fail(GatewayError(f"stream interrupted: {type(exc).__name__}"))
+        raise
+    call.record.finish()
+    await recording.room()
+
+
+async def count_tokens(principal: Principal, model_id: str, body: Any, raw: bytes) -> bytes:
+    """``countTokens``: the vendor counts (it knows its tokenizer); nothing is generated or charged."""
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object", param="body")
+    inner = body.get("generateContentRequest")
+    if not isinstance(body.get("contents"), list) and not isinstance(inner, dict):
+        raise BadRequest("send 'contents' or a 'generateContentRequest' to count", param="contents")
+    snap = await snapshot.get()
+    model = resolve_model(snap, principal, model_id, ROUTE, use="countTokens")
+    refuse_nul(body, raw)
+    upstreams = capable(routing.candidates(snap, model_id), model, Capability.NATIVE_IMAGE)
+
+    async def attempt(up: UpstreamEntry) -> bytes:
+        upstream_model = up.upstream_model(model_id)
+        sent = raw
+        if isinstance(inner, dict) and "model" in inner:  # the vendor wants its own name there
+            sent = orjson.dumps({**body, "generateContentRequest": {**inner, "model": f"models/{upstream_model}"}})
+        return await native_upstream(up, model).count_tokens(upstream_model, sent)
+
+    _upstream, answer = await routing.with_failover(upstreams, attempt)
+    return answer

@@ -1,0 +1,243 @@
+"""The record of one native image call, built during the call and persisted off the hot path."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import orjson
+from django.db import transaction
+from django.utils import timezone
+
+from studio.core.errors import GatewayError
+from studio.core.principal import Principal
+from studio.gateway import recording
+from studio.gateway.admission import Ticket
+from studio.gateway.cost import ZERO, Usage, display
+from studio.gateway.native.frames import parse_frame
+from studio.gateway.native.result import NativeResult, inline_data, prompt_of, usage_counts
+
+
+@dataclass(slots=True)
+class NativeRecord(recording.TimedRecord):
+    principal: Principal
+    model_id: str
+    route: str
+    body: dict[str, Any]
+    stream: bool
+    generation_id: uuid.UUID = field(default_factory=uuid.uuid4)
+    upstream_id: int | None = None
+    started_wall: float = field(default_factory=time.time)
+    started: float = field(default_factory=time.perf_counter)
+    first_byte_ms: int | None = None
+    duration_ms: int | None = None
+    frames: list[bytes] = field(default_factory=list)
+    error: GatewayError | None = None
+    # Set by the studio when it stores outputs itself as they stream (part index → asset id).
+    stored_outputs: dict[int, uuid.UUID] = field(default_factory=dict)
+    preexisting: bool = False
+    submitted: bool = False
+    ticket: Ticket | None = None
+    cost_usd: Decimal = ZERO
+
+    @classmethod
+    def start(cls, principal: Principal, model_id: str, route: str, body: dict[str, Any], *, stream: bool) -> NativeRecord:
+        return cls(principal=principal, model_id=model_id, route=route, body=body, stream=stream)
+
+    def add_frame(self, frame: bytes) -> None:
+        self.frames.append(frame)
+
+    def counted(self) -> Usage:
+        """Tokens from the answer's ``usageMetadata`` (native images are billed as tokens)."""
+        return billed(usage_from_frames(self.frames))
+
+    def charge(self) -> None:
+        if self.ticket is not None:
+            self.cost_usd = self.ticket.charge(None if self.error is not None else self.counted(), self.upstream_id)
+
+    def pending_bytes(self) -> int:
+        return sum(len(frame) for frame in self.frames)
+
+    # -- persisted in the recorder's worker thread -------------------------------------------------
+    def result(self) -> NativeResult:
+        """The answer merged from every frame; images stay inside their frames until decoded."""
+        result = NativeResult()
+        for frame in self.frames:
+            try:
+                chunk = parse_frame(frame)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(chunk, dict):
+                result.add(chunk)
+        return result
+
+    def persist(self) -> None:
+        from studio.gateway.media.storage import store_bytes
+        from studio.models import ApiKey, Generation, GenerationStatus, UsageRecord
+
+        result = self.result()
+        self.frames = []  # release the frame bytes early
+        finals = result.final_images()
+        if self.error is not None:
+            status = GenerationStatus.FAILED
+        elif finals:
+            status = GenerationStatus.SUCCEEDED
+        else:
+            status = GenerationStatus.BLOCKED
+        principal = self.principal
+        with transaction.atomic():
+            values = dict(
+                user_id=principal.user_id, api_key_id=principal.key_id, team_id=principal.team_id,
+                model_id=self.model_id, upstream_id=self.upstream_id, route=self.route, cost_usd=self.cost_usd,
+                prompt=prompt_of(self.body)[:10000], parameters=self.parameters(), status=status,
+                finish_reason=(result.finish_reason if finals else result.block_reason) if self.error is None else "",
+                text=result.text[:20000], usage=result.usage, error=self.error_dict(),
+                first_byte_ms=self.first_byte_ms, duration_ms=self.duration_ms,
+                parent_id=self.parent_generation_id(),
+            )
+            if self.preexisting:
+                Generation.objects.filter(id=self.generation_id).update(**values)
+                generation = Generation.objects.get(id=self.generation_id)
+            else:
+                generation = Generation.objects.create(
+                    id=self.generation_id, started_at=datetime.fromtimestamp(self.started_wall, UTC),
+                    **values,
+                )
+            for index, image in enumerate(finals):
+                if image.part_index in self.stored_outputs:
+                    continue
+                try:
+                    data = image.decode()  # straight from the frame's bytes, once
+                except GatewayError:
+                    continue
+                store_bytes(data, image.mime, owner_id=principal.user_id, team_id=principal.team_id,
+                            generation_id=generation.id, index=index, metadata={"part_index": image.part_index})
+            self.store_inputs(generation)
+            prompt_tokens, output_tokens, total = usage_counts(result.usage)
+            UsageRecord.objects.create(
+                api_key_id=principal.key_id, user_id=principal.user_id, team_id=principal.team_id,
+                model_id=self.model_id, upstream_id=self.upstream_id, route=self.route,
+                status_code=self.error.status if self.error else 200, cost_usd=self.cost_usd,
+                cached_tokens=int(result.usage.get("cachedContentTokenCount") or 0),
+                input_tokens=prompt_tokens, output_tokens=output_tokens, total_tokens=total, images=len(finals),
+                latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
+            )
+            if principal.key_id is not None:
+                ApiKey.objects.filter(id=principal.key_id).update(last_used_at=timezone.now())
+
+    def parameters(self) -> dict[str, Any]:
+        params = {k: v for k, v in self.body.items() if k != "contents"}
+        params["stream"] = self.stream
+        params["turns"] = len(self.body.get("contents") or [])
+        return params
+
+    def error_dict(self) -> dict[str, Any]:
+        if self.error is None:
+            return {}
+        return {"status": self.error.status, "message": self.error.message, "code": self.error.code or ""}
+
+    def _user_images(self) -> list[tuple[str, str]]:
+        contents = self.body.get("contents") or []
+        last_user = next((c for c in reversed(contents) if isinstance(c, dict) and c.get("role", "user") == "user"), None)
+        images = []
+        for part in (last_user or {}).get("parts") or []:
+            inline = inline_data(part) if isinstance(part, dict) else None
+            if inline:
+                images.append((str(inline.get("mimeType") or inline.get("mime_type") or ""), str(inline.get("data") or "")))
+        return images
+
+    def store_inputs(self, generation) -> None:
+        from studio.gateway.media.storage import store_bytes
+
+        for mime, data_b64 in self._user_images():
+            try:
+                data = base64.b64decode(data_b64)
+            except (binascii.Error, ValueError):
+                continue
+            asset = store_bytes(data, mime or "image/png", owner_id=self.principal.user_id,
+                                team_id=self.principal.team_id, is_input=True, dedupe=True)
+            asset.metadata = {**asset.metadata, "input_of": [*asset.metadata.get("input_of", []), str(generation.id)]}
+            asset.save(update_fields=["metadata"])
+
+    def parent_generation_id(self) -> uuid.UUID | None:
+        """Lineage of a multi-turn edit: the generation that made the replayed model image."""
+        from studio.models import Asset
+
+        for content in reversed(self.body.get("contents") or []):
+            if not isinstance(content, dict) or content.get("role") != "model":
+                continue
+            for part in reversed(content.get("parts") or []):
+                inline = inline_data(part) if isinstance(part, dict) else None
+                if inline and not part.get("thought"):
+                    try:
+                        digest = hashlib.sha256(base64.b64decode(str(inline.get("data") or ""))).hexdigest()
+                    except (binascii.Error, ValueError):
+                        return None
+                    asset = Asset.objects.filter(owner_id=self.principal.user_id, sha256=digest,
+                                                 generation__isnull=False).only("generation_id").first()
+                    return asset.generation_id if asset else None
+            return None
+        return None
+
+
+_USAGE_KEY = re.compile(rb'"usageMetadata"\s*:\s*\{')
+_FINISH_KEY = b'"finishReason"'
+USAGE_TAIL = 16 * 1024
+USAGE_FRAMES = 3
+
+
+def usage_from_frames(frames: list[bytes]) -> dict[str, Any]:
+    """The last ``usageMetadata`` of an answer, read from the tail of its last frames only:
+    a 20 MB image frame is not parsed on the response path to learn its token counts."""
+    decoder = json.JSONDecoder()
+    for frame in reversed(frames[-USAGE_FRAMES:]):
+        tail = bytes(memoryview(frame)[max(len(frame) - USAGE_TAIL, 0):])
+        matches = list(_USAGE_KEY.finditer(tail))
+        if not matches:
+            continue
+        found = matches[-1]
+        text = tail[found.end() - 1:].decode("utf-8", "replace")
+        try:
+            value, _ = decoder.raw_decode(text)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return {}
+
+
+def billed(usage: dict[str, Any]) -> Usage:
+    """What a ``usageMetadata`` object bills: prompt, output (everything past the prompt) and cached tokens."""
+    prompt, output, _ = usage_counts(usage)
+    return Usage(input_tokens=prompt, output_tokens=output, cached_tokens=int(usage.get("cachedContentTokenCount") or 0))
+
+
+def final_usage_at(frame: bytes | bytearray) -> int | None:
+    """In a stream's final frame (the one whose candidate has its ``finishReason``), the offset
+    just inside its ``usageMetadata`` object; None for any other frame. Only the frame's tail is
+    searched, as in ``usage_from_frames``."""
+    start = max(len(frame) - USAGE_TAIL, 0)
+    if frame.find(_FINISH_KEY, start) < 0:
+        return None
+    matches = list(_USAGE_KEY.finditer(memoryview(frame)[start:]))
+    return start + matches[-1].end() if matches else None
+
+
+def with_cost(frame: bytes | bytearray, at: int, cost: Decimal) -> bytes | bytearray:
+    """``frame`` with ``"costUsd": <US dollars>`` as the first member of the ``usageMetadata`` that
+    opens at ``at``. A big frame (a ``bytearray``) is changed in place rather than copied."""
+    empty = bytes(frame[at:at + 64]).lstrip().startswith(b"}")
+    piece = b'"costUsd":' + display(cost).encode() + (b"" if empty else b",")
+    if isinstance(frame, bytearray):
+        frame[at:at] = piece
+        return frame
+    return frame[:at] + piece + frame[at:]

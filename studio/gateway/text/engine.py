@@ -1,0 +1,308 @@
+"""The text engine: chat completions, messages and responses, buffered and streamed.
+
+One code path for every format: check the request, pick upstreams, and per upstream either pass
+the body through (the upstream speaks the client's format: only ``model`` is rewritten, unknown
+fields survive, the answer's bytes are relayed with the model name swapped back) or translate
+through the pair modules. Streams are relayed frame by frame as they arrive, with failover only
+before the first frame. Usage is read from the upstream's own counts and recorded off the
+response path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from studio.core.entries import ModelEntry, UpstreamEntry
+from studio.core.errors import BadRequest, GatewayError, UpstreamError
+from studio.core.principal import Principal
+from studio.gateway import admission, routing, snapshot
+from studio.gateway.auth import resolve_model
+from studio.gateway.text import stored, translators
+from studio.gateway.text import validation as text_validation
+from studio.gateway.text.record import TextRecord
+from studio.gateway.text.responses_to_chat import response_object
+from studio.gateway.text.tokens import estimate_input_tokens
+from studio.gateway.text.translation import Context, Translator
+from studio.gateway.text.usage import FINAL_RESPONSE_EVENTS, UsageTap, add_cost, from_body
+from studio.gateway.text_checks import refuse_nul
+from studio.providers.contracts import Capability, TextUpstream
+from studio.providers.registry import capable, supports, text_upstream, token_count_upstream, vendor_for
+
+# Each client format: the path it is served on (for messages) and how its stream is framed.
+PATHS = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
+NAMED_EVENTS = {"chat": False, "messages": True, "responses": True}
+TERMINATOR = {"chat": b"data: [DONE]\n\n", "messages": b"", "responses": b""}
+DEFAULT_MAX_TOKENS = 4096
+
+_MODEL_FIELD = re.compile(rb'"model":\s?"(?:[^"\\]|\\.)*"')
+_USAGE_NULL = re.compile(rb',"usage":null|"usage":null,')
+
+
+@dataclass(slots=True)
+class TextCall:
+    fmt: str
+    model: ModelEntry
+    upstreams: list[UpstreamEntry]
+    body: dict[str, Any]
+    stream: bool
+    record: TextRecord
+    ctx: Context
+    model_field: bytes  # '"model":"<platform id>"', swapped into relayed answers
+    principal: Principal
+    headers: Mapping[str, str] = field(default_factory=dict)  # the client's protocol headers, same-format calls
+    response_id: str | None = None  # responses: the id ``response.created`` announced
+
+
+@dataclass(slots=True)
+class Leg:
+    """How one upstream is called: in which format, with which body, through which translator."""
+
+    provider: TextUpstream
+    target: str
+    translator: Translator | None
+    body: bytes
+    ctx: Context
+    usage_injected: bool = False
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def parse(raw: bytes) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"the request body is not valid JSON: {exc}", param="body") from exc
+
+
+def wants_usage(fmt: str, body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    return fmt != "chat" or (isinstance(options, dict) and options.get("include_usage") is True)
+
+
+async def prepare(principal: Principal, fmt: str, raw: bytes, headers: Mapping[str, str] | None = None) -> TextCall:
+    """Check the body, the model and the key's allowance; no network, no database.
+
+    ``headers`` (the messages format's ``anthropic-beta``) go to an upstream of the same format.
+    """
+    body = text_validation.validate(fmt, parse(raw))
+    refuse_nul(body, raw)
+    snap = await snapshot.get()
+    model = resolve_model(snap, principal, body["model"], fmt, use=PATHS[fmt])
+    stream = body.get("stream") is True
+    default_max = int(model.capabilities.get("default_max_tokens") or DEFAULT_MAX_TOKENS)
+    ctx = Context(model=model.model_id, upstream_model="", stream=stream, include_usage=wants_usage(fmt, body),
+                  default_max_tokens=default_max, request=body)
+    upstreams = capable(routing.candidates(snap, model.model_id), model, Capability.TEXT)
+    for upstream in upstreams:
+        translators.plan(fmt, upstream_formats(model, upstream))  # a 400 now if no translation reaches it
+    estimate, tokens = admission.text_estimate(len(raw), _max_tokens(body, default_max))
+    ticket = await admission.admit(principal, model, estimate, tokens=tokens, snap=snap)
+    return TextCall(fmt=fmt, model=model, upstreams=upstreams, body=body,
+                    stream=stream, record=TextRecord(principal, model.model_id, fmt, stream, ticket=ticket), ctx=ctx,
+                    model_field=b'"model":' + orjson.dumps(model.model_id), principal=principal,
+                    headers=dict(headers or {}))
+
+
+def _max_tokens(body: dict[str, Any], default: int) -> int:
+    for name in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+        value = body.get(name)
+        if isinstance(value, int) and value > 0:
+            return value
+    return default
+
+
+def upstream_formats(model: ModelEntry, upstream: UpstreamEntry) -> tuple[str, ...]:
+    """The text formats the upstream speaks: the catalog's word for the model (a relay that speaks
+    fewer or more), else what its protocol speaks natively."""
+    return tuple(model.capabilities.get("upstream_formats") or vendor_for(upstream, model).text_formats)
+
+
+def _leg(call: TextCall, upstream: UpstreamEntry) -> Leg:
+    provider = text_upstream(upstream, call.model)
+    target, translator = translators.plan(call.fmt, upstream_formats(call.model, upstream))
+    ctx = dataclasses.replace(call.ctx, upstream_model=upstream.upstream_model(call.model.model_id))
+    if translator is not None:
+        return Leg(provider, target, translator, orjson.dumps(translator.request(call.body, ctx)), ctx)
+    body = {**call.body, "model": ctx.upstream_model}
+    injected = call.stream and call.fmt == "chat" and not ctx.include_usage
+    if injected:
+        # Ask for the usage chunk the client did not ask for; the relay removes it again.
+        options = body.get("stream_options") if isinstance(body.get("stream_options"), dict) else {}
+        body["stream_options"] = {**options, "include_usage": True}
+    return Leg(provider, target, None, orjson.dumps(body), ctx, usage_injected=injected, headers=call.headers)
+
+
+def _rewrite_model(call: TextCall, data: bytes) -> bytes:
+    return _MODEL_FIELD.sub(lambda _: call.model_field, data, count=1)
+
+
+async def complete(call: TextCall) -> bytes:
+    """A buffered call with failover; answers in the client's format."""
+    async def attempt(up: UpstreamEntry) -> tuple[Leg, bytes]:
+        leg = _leg(call, up)
+        return leg, await leg.provider.text_request(leg.target, leg.body, leg.headers)
+
+    record = call.record
+    try:
+        upstream, (leg, raw) = await routing.with_failover(call.upstreams, attempt)
+        record.upstream_id = upstream.id
+        record.first_chunk()
+        answer = parse_upstream(raw)
+        record.usage(*from_body(leg.target, answer))
+        if leg.translator is None:
+            out = _rewrite_model(call, raw)
+            answer["model"] = call.model.model_id
+        else:
+            answer = leg.translator.response(answer, leg.ctx)
+            out = orjson.dumps(answer)
+        if call.fmt == "responses":
+            call.response_id = str(answer.get("id") or "") or None
+            stored.keep(call.principal, call.model.model_id, call.body, leg.ctx, answer)
+    except GatewayError as exc:
+        record.fail(exc)
+        raise
+    record.finish()
+    return out
+
+
+def parse_upstream(raw: bytes) -> dict[str, Any]:
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise GatewayError(f"the upstream answered with invalid JSON: {exc}", status=502) from exc
+    if not isinstance(value, dict):
+        raise GatewayError("the upstream answered with an unexpected body", status=502)
+    return value
+
+
+def frame(fmt: str, name: str | None, data: bytes) -> bytes:
+    if NAMED_EVENTS[fmt] and name:
+        return b"event: " + name.encode() + b"\ndata: " + data + b"\n\n"
+    return b"data: " + data + b"\n\n"
+
+
+async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
+    """One upstream's stream as client frames; usage is recorded however the stream ends."""
+    tap = UsageTap(leg.target)
+    events = leg.provider.text_stream(leg.target, leg.body, leg.headers)
+    try:
+        if leg.translator is None:
+            async for event in events:
+                tap.observe(event)
+                data = event.data
+                if call.fmt == "responses" and event.event in RESPONSE_OBJECT_EVENTS:
+                    _seen_response(call, leg, event.event, parse_upstream(data).get("response") or {})
+                if leg.usage_injected:
+                    if b'"choices":[]' in data:
+                        continue  # the usage chunk only the gateway asked for
+                    data = _USAGE_NULL.sub(b"", data)
+                elif tap.final:
+                    data = _with_cost(call, tap, event.event, data)
+                yield frame(call.fmt, event.event, _rewrite_model(call, data))
+        else:
+            async def decoded() -> AsyncIterator[tuple[str | None, dict[str, Any]]]:
+                async for event in events:
+                    tap.observe(event)
+                    try:
+                        yield event.event, orjson.loads(event.data)
+                    except orjson.JSONDecodeError:
+                        continue  # keep-alive noise; the vendors send JSON only
+            async for name, data in leg.translator.stream(decoded(), leg.ctx):
+                if call.record.ticket is not None:
+                    add_cost(call.fmt, name, data, _quote(call, tap))
+                if call.fmt == "responses" and name in RESPONSE_OBJECT_EVENTS:
+                    _seen_response(call, leg, name, data.get("response") or {})
+                yield frame(call.fmt, name, orjson.dumps(data))
+    finally:
+        call.record.usage(tap.input_tokens, tap.output_tokens, tap.cached_tokens)
+
+
+RESPONSE_OBJECT_EVENTS = FINAL_RESPONSE_EVENTS | {"response.created"}
+
+
+def _seen_response(call: TextCall, leg: Leg, name: str, response: dict[str, Any]) -> None:
+    """A responses stream announced its id, or ended with its final object (which is stored)."""
+    if name == "response.created":
+        call.response_id = str(response.get("id") or "") or None
+        return
+    stored.keep(call.principal, call.model.model_id, call.body, leg.ctx,
+                {**response, "model": call.model.model_id})
+
+
+def failed_response(call: TextCall, code: str, message: str) -> dict[str, Any]:
+    """The ``response.failed`` object of a stream that broke after it started: the id its
+    ``response.created`` announced, the error, and stored like any final response."""
+    failed = response_object(call.ctx, "failed", [], None)
+    if call.response_id:
+        failed["id"] = call.response_id
+    failed["error"] = {"code": code, "message": message}
+    stored.keep(call.principal, call.model.model_id, call.body, call.ctx, failed)
+    return failed
+
+
+def _quote(call: TextCall, tap: UsageTap) -> float:
+    ticket = call.record.ticket
+    return float(ticket.quote(tap.usage(), call.record.upstream_id)) if ticket is not None else 0.0
+
+
+def _with_cost(call: TextCall, tap: UsageTap, name: str | None, data: bytes) -> bytes:
+    """The final usage event of a relayed stream, with the call's cost in its usage."""
+    try:
+        decoded = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return data
+    if not isinstance(decoded, dict) or not add_cost(call.fmt, name, decoded, _quote(call, tap)):
+        return data
+    return orjson.dumps(decoded)
+
+
+async def stream(call: TextCall) -> AsyncIterator[bytes]:
+    """Client frames as they arrive, the format's terminator last; errors after the first
+    frame propagate to the caller, which renders the family's error event."""
+    def open_stream(up: UpstreamEntry) -> AsyncIterator[bytes]:
+        return _relay(call, _leg(call, up))
+
+    def chosen(up: UpstreamEntry) -> None:
+        call.record.upstream_id = up.id
+
+    record = call.record
+    try:
+        async for piece in routing.stream_with_failover(call.upstreams, open_stream, chosen):
+            record.first_chunk()
+            yield piece
+        if record.first_byte_ms is None:
+            raise UpstreamError("the upstream ended the stream without sending any event")
+    except GatewayError as exc:
+        record.fail(exc)
+        raise
+    except BaseException as exc:  # the client went away or the task was cancelled
+        record.fail(GatewayError(f"stream interrupted: {type(exc).__name__}", status=499))
+        raise
+    if TERMINATOR[call.fmt]:
+        yield TERMINATOR[call.fmt]
+    record.finish()
+
+
+async def count_tokens(principal: Principal, raw: bytes, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``{"input_tokens": N}`` for a messages body: the upstream's own count when its protocol
+    counts tokens and it speaks messages, else the gateway's estimate; failover as for any call."""
+    body = text_validation.validate("count_tokens", parse(raw))
+    refuse_nul(body, raw)
+    snap = await snapshot.get()
+    model = resolve_model(snap, principal, body["model"], "messages", use="/v1/messages/count_tokens")
+    upstreams = capable(routing.candidates(snap, model.model_id), model, Capability.TEXT)
+
+    async def attempt(upstream: UpstreamEntry) -> dict[str, Any]:
+        if not supports(upstream, model, Capability.TOKEN_COUNT) or "messages" not in upstream_formats(model, upstream):
+            return {"input_tokens": estimate_input_tokens(body)}
+        sent = orjson.dumps({**body, "model": upstream.upstream_model(model.model_id)})
+        answer = parse_upstream(await token_count_upstream(upstream, model).count_tokens(sent, headers))
+        return {"input_tokens": int(answer.get("input_tokens") or 0)}
+
+    _, counted = await routing.with_failover(upstreams, attempt)
+    return counted

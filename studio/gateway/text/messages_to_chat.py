@@ -1,0 +1,274 @@
+"""A messages client on a chat completions upstream: request, answer and stream.
+
+The system prompt becomes the first chat message, ``tool_result`` blocks become ``tool``
+messages (placed before the user's text of the same turn), ``tool_use`` blocks become the
+assistant's ``tool_calls``, images become ``image_url`` parts. The chat stream is rebuilt as
+``message_start`` … ``message_stop`` with one content block per text run or tool call; the
+final ``message_delta`` waits for the usage chunk, which is always requested upstream, and
+``message_start`` announces the gateway's estimate of the input tokens until then.
+
+A chat upstream's reasoning becomes a ``thinking`` block whose ``signature`` the gateway signs
+(HMAC of the thinking text under a key derived from ``SECRET_KEY``); a client that sends the block
+back is checked, and a changed or invented block is refused with a 400 naming it, as the vendor
+does. Checked blocks are not sent on: a chat upstream takes no reasoning back.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+from django.utils.crypto import constant_time_compare, salted_hmac
+
+from studio.core.errors import BadRequest
+from studio.gateway.text.tokens import estimate_input_tokens
+from studio.gateway.text.translation import Context, Event, loads_arguments, text_of
+
+# A thinking budget as the chat format's reasoning effort (the inverse of chat_to_messages' table).
+BUDGET_EFFORT = ((1024, "low"), (8192, "medium"))
+FINISH_TO_STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "function_call": "tool_use",
+                  "content_filter": "refusal"}
+
+
+def _image_part(block: dict[str, Any], param: str) -> dict[str, Any]:
+    source = block.get("source") or {}
+    if source.get("type") == "base64":
+        url = f"data:{source.get('media_type') or 'image/png'};base64,{source.get('data') or ''}"
+    elif source.get("type") == "url":
+        url = str(source.get("url") or "")
+    else:
+        raise BadRequest(f"'{param}.source.type' must be 'base64' or 'url' for this model", param=f"{param}.source")
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _user_messages(content: Any, param: str) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"role": "user", "content": content}]
+    results, parts = [], []
+    for i, block in enumerate(content if isinstance(content, list) else ()):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            parts.append({"type": "text", "text": str(block.get("text") or "")})
+        elif kind == "image":
+            parts.append(_image_part(block, f"{param}[{i}]"))
+        elif kind == "tool_result":
+            inner = block.get("content")
+            text = text_of(inner) if not isinstance(inner, str) else inner
+            if block.get("is_error"):
+                text = f"Error: {text}"
+            results.append({"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": text})
+    if parts:
+        only_text = all(p["type"] == "text" for p in parts)
+        results.append({"role": "user", "content": "".join(p["text"] for p in parts) if only_text else parts})
+    return results
+
+
+SIGNATURE_SALT = "studio.gateway.text.thinking"
+SIGNATURE_PREFIX = b"sgw1"
+
+
+def sign_thinking(thinking: str) -> str:
+    """The ``signature`` of a thinking block the gateway made: verifiable by any of its processes."""
+    digest = salted_hmac(SIGNATURE_SALT, thinking, algorithm="sha256").digest()
+    return base64.b64encode(SIGNATURE_PREFIX + digest).decode()
+
+
+def _check_thinking(block: dict[str, Any], param: str) -> None:
+    signature = block.get("signature")
+    if not isinstance(signature, str) or not constant_time_compare(signature,
+                                                                   sign_thinking(str(block.get("thinking") or ""))):
+        raise BadRequest(f"{param}: Invalid `signature` in `thinking` block", param=f"{param}.signature")
+
+
+def _assistant_message(content: Any, param: str) -> dict[str, Any]:
+    if isinstance(content, str):
+        return {"role": "assistant", "content": content}
+    texts, calls = [], []
+    for j, block in enumerate(content if isinstance(content, list) else ()):
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "thinking":
+            _check_thinking(block, f"{param}.{j}")
+        elif block.get("type") == "text":
+            texts.append(str(block.get("text") or ""))
+        elif block.get("type") == "tool_use":
+            calls.append({"id": block.get("id"), "type": "function", "function": {
+                "name": block.get("name"), "arguments": orjson.dumps(block.get("input") or {}).decode()}})
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+def _tool_choice(choice: Any) -> tuple[Any, bool | None]:
+    if not isinstance(choice, dict):
+        return None, None
+    parallel = False if choice.get("disable_parallel_tool_use") else None
+    kind = choice.get("type")
+    if kind == "any":
+        return "required", parallel
+    if kind == "tool":
+        return {"type": "function", "function": {"name": choice.get("name")}}, parallel
+    return ("none" if kind == "none" else "auto"), parallel
+
+
+class MessagesToChat:
+    source = "messages"
+    target = "chat"
+
+    def request(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        messages: list[dict[str, Any]] = []
+        system = body.get("system")
+        if system:
+            messages.append({"role": "system", "content": system if isinstance(system, str) else text_of(system)})
+        for i, message in enumerate(body.get("messages") or []):
+            if message.get("role") == "assistant":
+                messages.append(_assistant_message(message.get("content"), f"messages.{i}.content"))
+            else:
+                messages.extend(_user_messages(message.get("content"), f"messages[{i}].content"))
+        out: dict[str, Any] = {"model": ctx.upstream_model, "messages": messages}
+        if body.get("max_tokens") is not None:
+            out["max_tokens"] = body["max_tokens"]
+        for name in ("temperature", "top_p"):
+            if body.get(name) is not None:
+                out[name] = body[name]
+        if body.get("stop_sequences"):
+            out["stop"] = list(body["stop_sequences"])
+        tools = [t for t in body.get("tools") or () if isinstance(t, dict) and t.get("name")]
+        if tools:
+            out["tools"] = [{"type": "function", "function": {
+                "name": t["name"], "description": t.get("description") or "",
+                "parameters": t.get("input_schema") or {"type": "object", "properties": {}}}} for t in tools]
+            choice, parallel = _tool_choice(body.get("tool_choice"))
+            if choice is not None:
+                out["tool_choice"] = choice
+            if parallel is not None:
+                out["parallel_tool_calls"] = parallel
+        user_id = (body.get("metadata") or {}).get("user_id") if isinstance(body.get("metadata"), dict) else None
+        if user_id:
+            out["user"] = str(user_id)
+        output = body.get("output_config") if isinstance(body.get("output_config"), dict) else {}
+        fmt = output.get("format") if isinstance(output.get("format"), dict) else {}
+        if fmt.get("type") == "json_schema" and isinstance(fmt.get("schema"), dict):
+            out["response_format"] = {"type": "json_schema",
+                                      "json_schema": {"name": "output", "schema": fmt["schema"], "strict": True}}
+        thinking = body.get("thinking") if isinstance(body.get("thinking"), dict) else {}
+        if thinking.get("type") == "enabled":
+            budget = thinking.get("budget_tokens") or 0
+            out["reasoning_effort"] = next((effort for limit, effort in BUDGET_EFFORT if budget <= limit), "high")
+        if ctx.stream:
+            out["stream"] = True
+            out["stream_options"] = {"include_usage": True}
+        return out
+
+    def response(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        choice = (body.get("choices") or [{}])[0]
+        message = choice.get("message") or {}
+        content: list[dict[str, Any]] = []
+        if message.get("reasoning_content"):
+            content.append({"type": "thinking", "thinking": message["reasoning_content"],
+                            "signature": sign_thinking(message["reasoning_content"])})
+        text = message.get("content")
+        if text:
+            content.append({"type": "text", "text": text if isinstance(text, str) else text_of(text)})
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            content.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"),
+                            "input": loads_arguments(function.get("arguments"))})
+        usage = body.get("usage") or {}
+        return {"id": ctx.id("msg_"), "type": "message", "role": "assistant", "model": ctx.model,
+                "content": content, "stop_reason": FINISH_TO_STOP.get(choice.get("finish_reason") or "", "end_turn"),
+                "stop_sequence": None, "usage": messages_usage(usage)}
+
+    async def stream(self, events: AsyncIterator[Event], ctx: Context) -> AsyncIterator[Event]:
+        index = -1
+        open_kind: str | None = None  # "text", "thinking" or "tool:<n>"
+        stop_reason, usage = "end_turn", {}
+        started = False
+        thinking: list[str] = []
+
+        def start() -> list[Event]:
+            message = {"id": ctx.id("msg_"), "type": "message", "role": "assistant", "content": [],
+                       "model": ctx.model, "stop_reason": None, "stop_sequence": None,
+                       "usage": {"input_tokens": estimate_input_tokens(ctx.request), "output_tokens": 0}}
+            return [("message_start", {"type": "message_start", "message": message}),
+                    ("ping", {"type": "ping"})]
+
+        def close() -> list[Event]:
+            nonlocal open_kind
+            if open_kind is None:
+                return []
+            frames: list[Event] = []
+            if open_kind == "thinking":
+                frames.append(delta({"type": "signature_delta", "signature": sign_thinking("".join(thinking))}))
+                thinking.clear()
+            open_kind = None
+            frames.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+            return frames
+
+        def open_block(kind: str, block: dict[str, Any]) -> list[Event]:
+            nonlocal index, open_kind
+            frames = close()
+            index += 1
+            open_kind = kind
+            frames.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                                   "content_block": block}))
+            return frames
+
+        def delta(payload: dict[str, Any]) -> Event:
+            return "content_block_delta", {"type": "content_block_delta", "index": index, "delta": payload}
+
+        async for _, chunk in events:
+            if not started:
+                started = True
+                for frame in start():
+                    yield frame
+            if chunk.get("usage"):
+                usage = chunk["usage"]
+            for choice in chunk.get("choices") or ():
+                change = choice.get("delta") or {}
+                if change.get("reasoning_content"):
+                    if open_kind != "thinking":
+                        for frame in open_block("thinking", {"type": "thinking", "thinking": "", "signature": ""}):
+                            yield frame
+                    thinking.append(change["reasoning_content"])
+                    yield delta({"type": "thinking_delta", "thinking": change["reasoning_content"]})
+                if change.get("content"):
+                    if open_kind != "text":
+                        for frame in open_block("text", {"type": "text", "text": ""}):
+                            yield frame
+                    yield delta({"type": "text_delta", "text": change["content"]})
+                for call in change.get("tool_calls") or ():
+                    kind = f"tool:{call.get('index', 0)}"
+                    if open_kind != kind:
+                        function = call.get("function") or {}
+                        block = {"type": "tool_use", "id": call.get("id"), "name": function.get("name"), "input": {}}
+                        for frame in open_block(kind, block):
+                            yield frame
+                    arguments = (call.get("function") or {}).get("arguments")
+                    if arguments:
+                        yield delta({"type": "input_json_delta", "partial_json": arguments})
+                if choice.get("finish_reason"):
+                    stop_reason = FINISH_TO_STOP.get(choice["finish_reason"], "end_turn")
+        if not started:
+            for frame in start():
+                yield frame
+        for frame in close():
+            yield frame
+        final = messages_usage(usage)
+        yield "message_delta", {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                                "usage": {"input_tokens": final["input_tokens"],
+                                          "output_tokens": final["output_tokens"]}}
+        yield "message_stop", {"type": "message_stop"}
+
+
+def messages_usage(usage: dict[str, Any]) -> dict[str, Any]:
+    cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+    return {"input_tokens": int(usage.get("prompt_tokens") or 0) - cached,
+            "output_tokens": int(usage.get("completion_tokens") or 0),
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": cached}
+
+
+TRANSLATOR = MessagesToChat()

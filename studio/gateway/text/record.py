@@ -1,0 +1,75 @@
+"""The usage record of one text call: built during the call, persisted off the response path.
+
+Token counts come from the upstream's own usage (the final chunk or event when streamed), read
+in the upstream's format by ``text_usage``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.utils import timezone
+
+from studio.core.errors import GatewayError
+from studio.core.principal import Principal
+from studio.gateway import recording
+from studio.gateway.admission import Ticket
+from studio.gateway.cost import ZERO, Usage
+
+
+@dataclass(slots=True)
+class TextRecord(recording.TimedRecord):
+    principal: Principal
+    model_id: str
+    route: str
+    stream: bool
+    upstream_id: int | None = None
+    started: float = field(default_factory=time.perf_counter)
+    first_byte_ms: int | None = None
+    duration_ms: int | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    error: GatewayError | None = None
+    submitted: bool = False
+    ticket: Ticket | None = None
+    cost_usd: Decimal = ZERO
+
+    def usage(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> None:
+        self.input_tokens, self.output_tokens, self.cached_tokens = input_tokens, output_tokens, cached_tokens
+
+    def counted(self) -> Usage:
+        return Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+                     cached_tokens=self.cached_tokens)
+
+    def charge(self) -> None:
+        if self.ticket is not None:
+            self.cost_usd = self.ticket.charge(None if self.error is not None else self.counted(), self.upstream_id)
+
+    def usage_row(self):
+        from studio.models import UsageRecord
+
+        principal = self.principal
+        return UsageRecord(
+            api_key_id=principal.key_id, user_id=principal.user_id, team_id=principal.team_id, model_id=self.model_id,
+            upstream_id=self.upstream_id, route=self.route, status_code=self.error.status if self.error else 200,
+            input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+            total_tokens=self.input_tokens + self.output_tokens, cached_tokens=self.cached_tokens,
+            cost_usd=self.cost_usd,
+            latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
+        )
+
+    def persist(self) -> None:
+        self.persist_batch([self])
+
+    @classmethod
+    def persist_batch(cls, records: list[TextRecord]) -> None:
+        """One INSERT for the batch and one UPDATE of last use per key."""
+        from studio.models import ApiKey, UsageRecord
+
+        UsageRecord.objects.bulk_create([r.usage_row() for r in records])
+        key_ids = {r.principal.key_id for r in records if r.principal.key_id is not None}
+        if key_ids:
+            ApiKey.objects.filter(id__in=key_ids).update(last_used_at=timezone.now())

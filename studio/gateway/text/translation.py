@@ -1,0 +1,110 @@
+"""Translation between text wire formats: the shared context, the translator contract, chaining.
+
+Each pair lives in its own module named for it (``chat_to_messages``: a chat client on a
+messages upstream, and so on); ``translators`` picks the pair or chain for a call. A translator
+turns the client's request into the upstream's, and the upstream's answer (buffered, or as a
+stream of events) back into the client's format.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+# A stream event in any text format: (SSE event name or None, decoded JSON data).
+Event = tuple[str | None, dict[str, Any]]
+
+
+@dataclass(slots=True)
+class Context:
+    """What a translation needs besides the bodies."""
+
+    model: str  # the platform model id the client sent (and sees in answers)
+    upstream_model: str
+    stream: bool
+    include_usage: bool  # the client of this stage asked for a usage chunk (chat)
+    default_max_tokens: int = 4096
+    request: dict[str, Any] = field(default_factory=dict)  # the client's body, for echoing fields
+    created: int = field(default_factory=lambda: int(time.time()))
+    token: str = ""  # made on first use: pass-through calls never need one
+
+    def id(self, prefix: str) -> str:
+        if not self.token:
+            self.token = uuid.uuid4().hex[:24]
+        return f"{prefix}{self.token}"
+
+
+class Translator(Protocol):
+    source: str  # the client's format
+    target: str  # the upstream's format
+
+    def request(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]: ...
+
+    def response(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]: ...
+
+    def stream(self, events: AsyncIterator[Event], ctx: Context) -> AsyncIterator[Event]: ...
+
+
+@dataclass(slots=True)
+class Chain:
+    """Two pairs in a row (responses → chat → messages); the middle stage always carries usage."""
+
+    first: Translator
+    second: Translator
+
+    @property
+    def source(self) -> str:
+        return self.first.source
+
+    @property
+    def target(self) -> str:
+        return self.second.target
+
+    def _inner(self, ctx: Context, middle: dict[str, Any] | None = None) -> Context:
+        """The second stage's context: its client's request is the middle format's body (what the
+        answer is read against, e.g. a ``response_format``)."""
+        if middle is None:
+            middle = self.first.request(ctx.request, ctx)
+        return dataclasses.replace(ctx, include_usage=True, request=middle)
+
+    def request(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        middle = self.first.request(body, ctx)
+        return self.second.request(middle, self._inner(ctx, middle))
+
+    def response(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return self.first.response(self.second.response(body, self._inner(ctx)), ctx)
+
+    def stream(self, events: AsyncIterator[Event], ctx: Context) -> AsyncIterator[Event]:
+        return self.first.stream(self.second.stream(events, self._inner(ctx)), ctx)
+
+
+# -- small helpers shared by the pair modules ---------------------------------------------------
+def text_of(content: Any) -> str:
+    """The text of a content value: a string, or a list of text-like parts."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        str(part.get("text") or "") for part in content
+        if isinstance(part, dict) and part.get("type") in ("text", "input_text", "output_text")
+    )
+
+
+def loads_arguments(arguments: Any) -> dict[str, Any]:
+    """Tool-call arguments as an object; a model's malformed JSON is kept under ``_raw``."""
+    import orjson
+
+    if isinstance(arguments, dict):
+        return arguments
+    if not arguments:
+        return {}
+    try:
+        value = orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return {"_raw": str(arguments)}
+    return value if isinstance(value, dict) else {"value": value}

@@ -1,0 +1,87 @@
+"""Alibaba DashScope protocol: asynchronous video synthesis tasks (reference §5).
+
+The upstream speaks the ``dashscope`` video wire format (the gateway's protocol B): bodies pass
+through. It has no task callbacks: tasks are polled.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from studio.core.errors import BadRequest, UpstreamError, UpstreamRejected
+from studio.core.video_states import StateMap, UpstreamVideoState, VideoStatus, map_state
+from studio.providers.base import BaseUrlRule, Provider, json_body
+from studio.providers.contracts import CallbackRecord, Capability
+from studio.providers.dashscope.errors import map_error
+
+SYNTHESIS_PATH = "/services/aigc/video-generation/video-synthesis"
+# First/last-frame (``kf2v``) models have their own task path, as the vendor's SDK chooses it.
+KEYFRAMES_PATH = "/services/aigc/image2video/video-synthesis"
+TASKS_PATH = "/tasks"
+# How DashScope spells task states (upper-cased first); unknown words keep the task running.
+STATES: StateMap = {
+    "PENDING": VideoStatus.QUEUED, "SUSPENDED": VideoStatus.QUEUED,
+    "RUNNING": VideoStatus.RUNNING, "SUCCEEDED": VideoStatus.SUCCEEDED,
+    "FAILED": VideoStatus.FAILED, "CANCELED": VideoStatus.CANCELLED, "UNKNOWN": VideoStatus.UNKNOWN,
+}
+
+
+class DashScopeProvider(Provider):
+    protocol = "dashscope"
+    capabilities = frozenset({Capability.VIDEO_TASKS})
+    # ``https://dashscope.aliyuncs.com/api/v1`` or the bare host.
+    base_url = BaseUrlRule("/api/v1", re.compile(r"/api/v1$"))
+    error_mapping = staticmethod(map_error)
+    video_format: ClassVar[str] = "dashscope"
+    callback_field: ClassVar[str | None] = None  # DashScope has no task callbacks
+    video_states: ClassVar[StateMap] = STATES
+
+    def check_path(self) -> str:
+        return f"{TASKS_PATH}?page_no=1&page_size=1"
+
+    async def video_create(self, body: dict[str, Any]) -> str:
+        # HTTP calls are asynchronous only: without this header the API refuses the call.
+        path = KEYFRAMES_PATH if "kf2v" in str(body.get("model") or "") else SYNTHESIS_PATH
+        response = await self.request("POST", path, json=body, headers={"X-DashScope-Async": "enable"})
+        data = json_body(response.content)
+        output = data.get("output") if isinstance(data.get("output"), dict) else {}
+        if output.get("task_id"):
+            return str(output["task_id"])
+        if data.get("code"):
+            # Some errors arrive with HTTP 200 and a top-level code (reference §5.2, ⚠).
+            raise UpstreamRejected(str(data.get("message") or data["code"]), code=str(data["code"]))
+        raise UpstreamError("the upstream accepted the video task but returned no task id")
+
+    async def video_get(self, task_id: str) -> dict[str, Any]:
+        response = await self.request("GET", f"{TASKS_PATH}/{task_id}")
+        data = json_body(response.content)
+        if not data:
+            raise UpstreamError("the upstream answered the task query with a body that is not a JSON object")
+        return data
+
+    async def video_cancel(self, task_id: str) -> None:
+        await self.request("POST", f"{TASKS_PATH}/{task_id}/cancel")
+
+    def video_state(self, record: dict[str, Any]) -> UpstreamVideoState:
+        return dashscope_video_state(record)
+
+    def parse_callback(self, payload: Any) -> CallbackRecord:
+        raise BadRequest("DashScope tasks are never registered for callbacks", param="taskId")
+
+
+def dashscope_video_state(record: dict[str, Any]) -> UpstreamVideoState:
+    output = record.get("output") if isinstance(record.get("output"), dict) else {}
+    raw = str(output.get("task_status") or "")
+    # Failed tasks carry code/message in ``output`` (official) or at the top level (seen in relays).
+    code = output.get("code") or record.get("code") or ""
+    message = output.get("message") or record.get("message") or ""
+    return UpstreamVideoState(
+        status=map_state(STATES, raw.upper()),
+        upstream_status=raw,
+        record=record,
+        video_url=str(output.get("video_url") or ""),
+        last_frame_url=str(output.get("last_frame_url") or ""),
+        error_code=str(code),
+        error_message=str(message),
+    )

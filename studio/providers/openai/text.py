@@ -1,0 +1,61 @@
+"""OpenAI chat completions and responses calls (mixed into ``OpenAIProvider``; reference §6, §8).
+
+Bodies go out as bytes the engine prepared and come back as bytes, so a same-format call parses
+nothing it does not need. Streams yield the vendor's SSE events as they arrive; an error the
+vendor sends inside a 200 stream (``data: {"error":…}`` for chat, ``event: error`` or
+``response.failed`` for responses) is raised as the typed error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, ClassVar
+
+import orjson
+
+from studio.core.errors import GatewayError
+from studio.providers.base import json_body
+from studio.providers.sse import SSEEvent, iter_sse
+
+if TYPE_CHECKING:
+    from studio.providers.base import Provider
+
+    _Base = Provider
+else:
+    _Base = object
+
+JSON = {"content-type": "application/json"}
+# The HTTP status a vendor error type stands for, when it arrives inside a 200 stream.
+STREAM_ERROR_STATUS = {"invalid_request_error": 400, "rate_limit_exceeded": 429, "rate_limit_error": 429,
+                       "server_error": 500, "insufficient_quota": 429}
+
+
+class OpenAITextMixin(_Base):
+    text_formats: ClassVar[tuple[str, ...]] = ("chat", "responses")
+    TEXT_PATHS: ClassVar[dict[str, str]] = {"chat": "/chat/completions", "responses": "/responses"}
+
+    async def text_request(self, fmt: str, body: bytes, headers: Mapping[str, str] | None = None) -> bytes:
+        response = await self.request("POST", self.TEXT_PATHS[fmt], content=body, headers={**JSON, **(headers or {})})
+        return response.content
+
+    async def text_stream(self, fmt: str, body: bytes,
+                          headers: Mapping[str, str] | None = None) -> AsyncIterator[SSEEvent]:
+        async with self.stream("POST", self.TEXT_PATHS[fmt], content=body,
+                               headers={**JSON, **(headers or {})}) as response:
+            async for event in iter_sse(response.aiter_raw()):
+                if event.data == b"[DONE]":
+                    return
+                if event.event in ("error", "response.failed") or event.data.startswith(b'{"error"'):
+                    raise self.stream_error(event)
+                yield event
+
+    def stream_error(self, event: SSEEvent) -> GatewayError:
+        payload = json_body(event.data)
+        error = payload.get("error") if isinstance(payload.get("error"), dict) else payload
+        if event.event == "response.failed":
+            error = (payload.get("response") or {}).get("error") or {}
+        kind = str(error.get("type") or error.get("code") or "server_error")
+        status = STREAM_ERROR_STATUS.get(kind, STREAM_ERROR_STATUS.get(str(error.get("code")), 500))
+        body = {"error": {"message": error.get("message") or "the upstream stream failed", "type": kind,
+                          "param": error.get("param"), "code": error.get("code")}}
+        return self.error_from_response(status, orjson.dumps(body))

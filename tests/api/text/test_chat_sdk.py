@@ -1,0 +1,62 @@
+"""The official ``openai`` SDK's chat completions against the gateway on a live loopback port."""
+
+from __future__ import annotations
+
+import json
+
+import openai
+import pytest
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def sdk(live_asgi, alice) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{live_asgi}/v1", api_key=alice.secret, max_retries=0)
+
+
+@pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
+def test_create(sdk, model):
+    completion = sdk.chat.completions.create(
+        model=model, messages=[{"role": "system", "content": "be kind"}, {"role": "user", "content": "hi there"}])
+    assert completion.model == model
+    assert completion.choices[0].message.content == "You said: hi there"
+    assert completion.choices[0].finish_reason == "stop"
+    assert completion.usage.total_tokens == completion.usage.prompt_tokens + completion.usage.completion_tokens
+
+
+@pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
+def test_stream_with_usage(sdk, model):
+    stream = sdk.chat.completions.create(
+        model=model, stream=True, stream_options={"include_usage": True},
+        messages=[{"role": "user", "content": "count to 12"}], max_tokens=6)
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "1 2 3 4 5 6"
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "length"
+    assert chunks[-1].usage.completion_tokens == 6
+
+
+@pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
+def test_tools(sdk, model):
+    tools = [{"type": "function", "function": {"name": "get_time", "parameters": {
+        "type": "object", "properties": {"zone": {"type": "string"}}}}}]
+    completion = sdk.chat.completions.create(
+        model=model, tools=tools, messages=[{"role": "user", "content": "call get_time in Tokyo"}])
+    call = completion.choices[0].message.tool_calls[0]
+    assert call.function.name == "get_time" and json.loads(call.function.arguments) == {"zone": "Tokyo"}
+
+
+def test_errors_raise_the_sdk_classes(sdk, live_asgi):
+    with pytest.raises(openai.NotFoundError) as missing:
+        sdk.chat.completions.create(model="no-such-model", messages=[{"role": "user", "content": "x"}])
+    assert missing.value.body["param"] == "model" and missing.value.body["code"] == "model_not_found"
+    with pytest.raises(openai.BadRequestError) as bad:
+        sdk.chat.completions.create(model="delta-3.1-flash-image", messages=[{"role": "user", "content": "x"}])
+    assert bad.value.body["code"] == "model_not_supported"
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=f"{live_asgi}/v1", api_key="sk-wrong", max_retries=0).chat.completions.create(
+            model="omicron-4-mini", messages=[{"role": "user", "content": "x"}])
+    with pytest.raises(openai.APIError, match="error"):
+        list(sdk.chat.completions.create(model="omicron-4-mini", stream=True,
+                                         messages=[{"role": "user", "content": "a b c [fail-midstream] d e"}]))

@@ -1,0 +1,115 @@
+"""The messages family beyond ``POST /v1/messages``: ``count_tokens``, the model list in the
+format's shape, ``request-id``, ``anthropic-beta`` forwarding and signed thinking blocks."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from tests.providers.fake_text_vendor import FakeVendor, add_upstream, json_answer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+VERSION = {"anthropic-version": "2023-06-01"}
+
+
+def keys(account) -> dict[str, str]:
+    return {"x-api-key": account.secret, **VERSION}
+
+
+async def test_count_tokens_from_a_counting_upstream_and_estimated_otherwise(client, alice):
+    body = {"model": "epsilon-4.5", "system": "be brief", "messages": [{"role": "user", "content": "hello there"}]}
+    counted = await client.post("/v1/messages/count_tokens", headers=keys(alice), json=body)
+    assert counted.status_code == 200 and counted.headers["request-id"].startswith("req_")
+    made = await client.post("/v1/messages", headers=keys(alice), json={**body, "max_tokens": 20})
+    assert counted.json() == {"input_tokens": made.json()["usage"]["input_tokens"]}
+    estimated = await client.post("/v1/messages/count_tokens", headers=keys(alice),
+                                  json={**body, "model": "omicron-4-mini"})
+    longer = await client.post("/v1/messages/count_tokens", headers=keys(alice), json={
+        **body, "model": "omicron-4-mini", "messages": [{"role": "user", "content": "hello there " * 20}]})
+    assert 0 < estimated.json()["input_tokens"] < longer.json()["input_tokens"]
+    missing = await client.post("/v1/messages/count_tokens", headers=keys(alice), json={"model": "epsilon-4.5"})
+    assert missing.status_code == 400 and "messages" in missing.json()["error"]["message"]
+
+
+async def test_model_list_in_each_format_shape(client, alice):
+    anthropic = await client.get("/v1/models?limit=1", headers=keys(alice))
+    page = anthropic.json()
+    assert anthropic.headers["request-id"].startswith("req_")
+    assert set(page) == {"data", "has_more", "first_id", "last_id"} and page["has_more"] is True
+    entry = page["data"][0]
+    assert {"type", "id", "display_name", "created_at", "lifecycle"} <= set(entry) and entry["type"] == "model"
+    assert entry["created_at"].endswith("Z")
+    following = (await client.get(f"/v1/models?limit=1&after_id={page['last_id']}", headers=keys(alice))).json()
+    assert following["data"][0]["id"] != entry["id"]
+    everything = (await client.get("/v1/models?limit=1000", headers=keys(alice))).json()
+    assert {m["id"]: m["display_name"] for m in everything["data"]}["epsilon-4.5"] == "Epsilon 4.5"
+    one = (await client.get("/v1/models/epsilon-4.5", headers=keys(alice))).json()
+    assert one["type"] == "model" and one["display_name"] == "Epsilon 4.5"
+    assert one["max_input_tokens"] == 200000 and one["max_tokens"] == 64000
+    openai = (await client.get("/v1/models", headers={"Authorization": f"Bearer {alice.secret}"})).json()
+    assert openai["object"] == "list" and openai["data"][0]["object"] == "model"
+    wrong = await client.get("/v1/models", headers={"x-api-key": "nope", **VERSION})
+    assert wrong.status_code == 401 and wrong.json()["type"] == "error"
+    assert wrong.json()["error"]["type"] == "authentication_error" and wrong.json()["request_id"].startswith("req_")
+
+
+async def test_errors_carry_the_request_id_of_the_answer(client, alice):
+    bad = await client.post("/v1/messages", headers=keys(alice), json={"model": "epsilon-4.5", "messages": []})
+    assert bad.status_code == 400
+    assert bad.json()["request_id"] == bad.headers["request-id"] and bad.json()["request_id"].startswith("req_")
+
+
+@pytest.fixture
+async def anthropic_vendor(catalog):
+    from studio.gateway import routing
+    from studio.models import Upstream
+
+    fake = FakeVendor("http://fake-anthropic-beta.test")
+    fake.mount()
+    await add_upstream("anthropic", fake.base_url, {"epsilon-4.5": "claude-vendor"})
+    await Upstream.objects.filter(name="Sandbox").aupdate(enabled=False)
+    routing.reset_health()
+    yield fake
+    fake.unmount()
+
+
+async def test_anthropic_beta_reaches_a_messages_upstream(client, alice, anthropic_vendor):
+    anthropic_vendor.answer = lambda request: json_answer(
+        {"input_tokens": 7} if request["path"].endswith("count_tokens") else
+        {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-vendor", "content": [],
+         "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 7, "output_tokens": 0}})
+    beta = {**keys(alice), "anthropic-beta": "context-1m-2025-08-07"}
+    body = {"model": "epsilon-4.5", "messages": [{"role": "user", "content": "x"}]}
+    await client.post("/v1/messages", headers=beta, json={**body, "max_tokens": 5})
+    counted = await client.post("/v1/messages/count_tokens", headers=beta, json=body)
+    assert counted.json() == {"input_tokens": 7}
+    sent = anthropic_vendor.requests
+    assert [r["path"] for r in sent] == ["/v1/messages", "/v1/messages/count_tokens"]
+    assert all(r["headers"]["anthropic-beta"] == "context-1m-2025-08-07" for r in sent)
+    assert sent[1]["body"]["model"] == "claude-vendor"
+    await client.post("/v1/chat/completions", headers={"Authorization": f"Bearer {alice.secret}"},
+                      json={**body, "max_tokens": 5})
+    assert "anthropic-beta" not in anthropic_vendor.requests[-1]["headers"]
+
+
+async def test_thinking_from_a_chat_upstream_is_signed_and_checked_on_replay(client, alice):
+    ask = {"model": "omicron-4-mini", "max_tokens": 200, "thinking": {"type": "enabled", "budget_tokens": 1024},
+           "messages": [{"role": "user", "content": "think about it"}]}
+    answer = (await client.post("/v1/messages", headers=keys(alice), json=ask)).json()
+    thinking = answer["content"][0]
+    assert thinking["type"] == "thinking" and len(thinking["signature"]) > 40
+    replay = {**ask, "messages": [*ask["messages"], {"role": "assistant", "content": answer["content"]},
+                                  {"role": "user", "content": "and now?"}]}
+    assert (await client.post("/v1/messages", headers=keys(alice), json=replay)).status_code == 200
+    forged = [{**thinking, "thinking": "something else"}, *answer["content"][1:]]
+    refused = await client.post("/v1/messages", headers=keys(alice), json={
+        **replay, "messages": [*ask["messages"], {"role": "assistant", "content": forged},
+                               {"role": "user", "content": "and now?"}]})
+    assert refused.status_code == 400 and "signature" in refused.json()["error"]["message"]
+    streamed = await client.post("/v1/messages", headers=keys(alice), json={**ask, "stream": True})
+    frames = [orjson.loads(line[6:]) for line in streamed.text.splitlines() if line.startswith("data: ")]
+    signature = [f["delta"]["signature"] for f in frames if f.get("delta", {}).get("type") == "signature_delta"]
+    assert signature == [thinking["signature"]]
+    start = frames[0]["message"]["usage"]["input_tokens"]
+    assert start > 0 and frames[-2]["usage"]["input_tokens"] > 0

@@ -1,0 +1,52 @@
+"""The official ``openai`` SDK's responses.create, streamed and not, against the gateway."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def sdk(live_asgi, alice) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{live_asgi}/v1", api_key=alice.secret, max_retries=0)
+
+
+@pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
+def test_create(sdk, model):
+    response = sdk.responses.create(model=model, input="what a day", instructions="be nice")
+    assert response.status == "completed" and response.model == model
+    assert response.output_text == "You said: what a day"
+    assert response.usage.total_tokens == response.usage.input_tokens + response.usage.output_tokens
+
+
+@pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
+def test_stream(sdk, model):
+    events = list(sdk.responses.create(model=model, input="count to 30", max_output_tokens=16, stream=True))
+    types = [e.type for e in events]
+    assert types[:2] == ["response.created", "response.in_progress"]
+    assert types[-1] == "response.incomplete"
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == " ".join(str(i) for i in range(1, 17))
+    final = events[-1].response
+    assert final.incomplete_details.reason == "max_output_tokens" and final.usage.output_tokens == 16
+
+
+@pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
+def test_function_call_round_trip(sdk, model):
+    tools = [{"type": "function", "name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+    first = sdk.responses.create(model=model, input="get_weather for Oslo", tools=tools)
+    call = [item for item in first.output if item.type == "function_call"][0]
+    assert call.name == "get_weather" and call.arguments == '{"city":"Oslo"}'
+    second = sdk.responses.create(model=model, tools=tools, input=[
+        {"role": "user", "content": "get_weather for Oslo"},
+        {"type": "function_call", "call_id": call.call_id, "name": call.name, "arguments": call.arguments},
+        {"type": "function_call_output", "call_id": call.call_id, "output": "snow"}])
+    assert second.output_text == "The tool get_weather returned: snow"
+
+
+def test_mid_stream_failure_raises(sdk):
+    with pytest.raises(openai.APIError):
+        list(sdk.responses.create(model="epsilon-4.5", input="a b c [fail-midstream] d", stream=True))

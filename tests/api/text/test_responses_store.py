@@ -1,0 +1,81 @@
+"""Stored responses: ``GET``/``DELETE /v1/responses/{id}``, ``input_items``, ``store: false``,
+one user's responses hidden from another, and the id a failed stream keeps."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+URL = "/v1/responses"
+
+
+def auth(account) -> dict[str, str]:
+    return {"Authorization": f"Bearer {account.secret}"}
+
+
+def events(text: str) -> list[tuple[str, dict]]:
+    out = []
+    for block in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.split("\n"))
+        out.append((lines["event"], orjson.loads(lines["data"])))
+    return out
+
+
+@pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
+async def test_a_response_is_stored_listed_and_deleted(client, alice, model):
+    made = (await client.post(URL, headers=auth(alice), json={
+        "model": model, "input": [{"role": "user", "content": "first"},
+                                  {"role": "assistant", "content": "ok"},
+                                  {"role": "user", "content": [{"type": "input_text", "text": "second"}]}]})).json()
+    got = await client.get(f"{URL}/{made['id']}", headers=auth(alice))
+    assert got.status_code == 200 and got.json() == made
+    items = (await client.get(f"{URL}/{made['id']}/input_items", headers=auth(alice))).json()
+    assert items["object"] == "list" and items["has_more"] is False
+    assert [i["content"][0]["text"] for i in items["data"]] == ["second", "ok", "first"]  # newest first
+    assert items["first_id"] == items["data"][0]["id"] and items["last_id"] == items["data"][-1]["id"]
+    page = (await client.get(f"{URL}/{made['id']}/input_items?order=asc&limit=2", headers=auth(alice))).json()
+    assert [i["content"][0]["text"] for i in page["data"]] == ["first", "ok"] and page["has_more"] is True
+    rest = (await client.get(f"{URL}/{made['id']}/input_items?order=asc&after={page['last_id']}",
+                             headers=auth(alice))).json()
+    assert [i["content"][0]["text"] for i in rest["data"]] == ["second"]
+    deleted = await client.delete(f"{URL}/{made['id']}", headers=auth(alice))
+    assert deleted.json() == {"id": made["id"], "object": "response.deleted", "deleted": True}
+    gone = await client.get(f"{URL}/{made['id']}", headers=auth(alice))
+    assert gone.status_code == 404 and gone.json()["error"]["type"] == "invalid_request_error"
+
+
+async def test_store_false_and_other_users_get_404(client, alice, make_account):
+    bob = make_account("bob")
+    kept = (await client.post(URL, headers=auth(alice), json={"model": "omicron-4-mini", "input": "mine"})).json()
+    other = await client.get(f"{URL}/{kept['id']}", headers=auth(bob))
+    assert other.status_code == 404 and other.json()["error"]["code"] != "model_not_found"
+    assert (await client.delete(f"{URL}/{kept['id']}", headers=auth(bob))).status_code == 404
+    assert (await client.get(f"{URL}/{kept['id']}/input_items", headers=auth(bob))).status_code == 404
+    unstored = (await client.post(URL, headers=auth(alice), json={
+        "model": "omicron-4-mini", "input": "forget me", "store": False})).json()
+    assert unstored["store"] is False
+    assert (await client.get(f"{URL}/{unstored['id']}", headers=auth(alice))).status_code == 404
+
+
+@pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
+async def test_a_streamed_response_is_stored_under_the_id_it_announced(client, alice, model):
+    response = await client.post(URL, headers=auth(alice), json={"model": model, "input": "hello", "stream": True})
+    parsed = events(response.text)
+    created, final = parsed[0][1]["response"], parsed[-1][1]["response"]
+    assert created["id"] == final["id"]
+    got = (await client.get(f"{URL}/{created['id']}", headers=auth(alice))).json()
+    assert got["status"] == "completed" and got["output"] == final["output"] and got["model"] == model
+
+
+@pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
+async def test_a_failed_stream_keeps_the_id_of_response_created(client, alice, model):
+    response = await client.post(URL, headers=auth(alice), json={
+        "model": model, "input": "one two three [fail-midstream] four", "stream": True})
+    parsed = events(response.text)
+    assert parsed[-1][0] == "response.failed"
+    failed = parsed[-1][1]["response"]
+    assert failed["id"] == parsed[0][1]["response"]["id"] and failed["error"]["code"] == "server_error"
+    got = (await client.get(f"{URL}/{failed['id']}", headers=auth(alice))).json()
+    assert got["status"] == "failed"

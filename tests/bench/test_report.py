@@ -1,0 +1,80 @@
+"""The run's report: CPU per request against the raw relay, the issue's goals met or missed, the
+gateway presets on the command line, and the scale mode's arithmetic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench import report, scale
+from bench.__main__ import parser, scale_options, split_env
+from bench.runner import Measurement, Options, Outcome
+from bench.targets import PRESETS, Context, gateway_environment
+
+
+def measurement(target: str, scenario: str, cpu: float, *, rps: float = 1000.0, p99: float = 5.0) -> Measurement:
+    load = {"rps": rps, "p50_ms": 2.0, "p99_ms": p99, "errors": 0, "requests": 100}
+    return Measurement(target=target, scenario=scenario, round=1, load=load, cpu_us_per_request=cpu,
+                       rss_peak=200 * report.MB)
+
+
+def outcome(cells: dict[tuple[str, str], float]) -> Outcome:
+    targets = list(dict.fromkeys(t for t, _ in cells))
+    scenarios = list(dict.fromkeys(s for _, s in cells))
+    out = Outcome(options=Options(targets=targets, scenarios=scenarios), started=0.0, loadgen="python")
+    out.measurements = [measurement(t, s, cpu) for (t, s), cpu in cells.items()]
+    out.idle_rss = {"gateway": 90 * report.MB, "gateway_prod": 95 * report.MB}
+    return out
+
+
+def test_cpu_per_request_is_the_headline_and_every_goal_gets_a_verdict() -> None:
+    run = outcome({("direct", "chat"): 100, ("gateway", "chat"): 600, ("gateway_prod", "chat"): 660,
+                   ("litellm", "chat"): 15_000, ("raw", "chat"): 300,
+                   ("gateway", "chat_stream"): 1000, ("raw", "chat_stream"): 250})
+    rows = report.summarize(run)
+    gateway = next(r for r in rows if r["target"] == "gateway" and r["scenario"] == "chat")
+    assert gateway["cpu_vs_raw"] == pytest.approx(2.0)
+    text = report.table(rows, run)
+    header = text.splitlines()[0]
+    assert header.index("CPU µs/req") < header.index("req/s")  # CPU first, then requests/s
+    found = report.ratios(rows, run)
+    judged = report.verdicts(found)
+    assert judged["cpu_vs_raw:chat"] == "met"
+    assert judged["cpu_vs_raw:chat_stream"] == "missed"  # 4× the raw relay
+    assert found["litellm_cpu_vs_gateway:chat"] == pytest.approx(25.0) and judged["litellm_cpu_vs_gateway:chat"] == "met"
+    assert found["production_overhead_pct:chat"] == pytest.approx(10.0)
+    assert judged["production_overhead_pct:chat"] == "missed"
+    assert judged["cpu_vs_raw:image"] == "n/a"  # not measured in this run
+    assert judged["gateway_idle_rss_mb"] == "met"
+    assert "CPU/req gateway ÷ raw relay, chat, streamed: 4.00 (goal ≤ 2.5: missed)" in text
+    assert "production features on: extra CPU/req %, chat, buffered: 10.00 (goal ≤ 5: missed)" in text
+
+
+def test_gateway_env_takes_a_preset_or_variables(tmp_path: Path) -> None:
+    args = parser().parse_args(["run", "--gateway-env", "production", "--gateway-env", "A=1",
+                                "--redis-url", "redis://127.0.0.1:6379/9"])
+    assert split_env(args.gateway_env) == ("production", {"A": "1"})
+    with pytest.raises(SystemExit):
+        parser().parse_args(["run", "--gateway-env", "turbo"])
+    ctx = Context(workdir=tmp_path, upstream_url="http://127.0.0.1:1", gateway_env={"A": "1"},
+                  redis_url="redis://127.0.0.1:6379/9")
+    production = gateway_environment(ctx, "production", "gateway_prod")
+    assert production["REDIS_URL"] == "redis://127.0.0.1:6379/9"
+    assert production["BENCH_SPEND_LIMITS"] == production["STUDIO_METRICS"] == production["STUDIO_REQUEST_LOG"] == "1"
+    assert production["STUDIO_COUNTER_PREFIX"].startswith("bench:")  # a run never sees another's counters
+    assert production["A"] == "1"
+    bare = gateway_environment(ctx)
+    assert bare["REDIS_URL"] == "" and bare["STUDIO_METRICS"] == "0"
+    assert set(PRESETS) == {"bare", "production"}
+
+
+def test_scale_compares_cpu_per_request_with_one_worker() -> None:
+    options = scale_options(parser().parse_args(["scale", "--workers", "1,2", "--duration", "1"]))
+    assert options.workers == [1, 2] and options.preset == "production"
+    runs = [{"workers": w, "scenario": "chat", "round": 1, "rps": rps, "p50_ms": 1.0, "p99_ms": 2.0, "errors": 0,
+             "cpu_us_per_request": cpu} for w, rps, cpu in ((1, 1000.0, 500.0), (2, 1100.0, 550.0))]
+    rows = scale.summarize(runs)
+    assert [r["cpu_vs_one_worker"] for r in rows] == [pytest.approx(1.0), pytest.approx(1.1)]
+    text = scale.table({"rows": rows})
+    assert "chat, buffered" in text and "1.10" in text

@@ -1,0 +1,61 @@
+"""The typed errors and how an upstream's HTTP status becomes one."""
+
+from __future__ import annotations
+
+import pytest
+
+from studio.core import errors
+from studio.core.errors import (
+    BadRequest,
+    CapabilityMissing,
+    QuotaExceeded,
+    RateLimited,
+    UpstreamError,
+    UpstreamRejected,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+    from_upstream_status,
+)
+
+
+@pytest.mark.parametrize(("status", "kind", "client_status", "retryable"), [
+    (429, RateLimited, 429, True),
+    (401, UpstreamError, 502, True),
+    (403, UpstreamError, 502, True),
+    (404, UpstreamError, 502, True),
+    (408, UpstreamTimeout, 504, True),
+    (504, UpstreamTimeout, 504, True),
+    (502, UpstreamUnavailable, 503, True),
+    (503, UpstreamUnavailable, 503, True),
+    (529, UpstreamUnavailable, 503, True),
+    (400, UpstreamRejected, 400, False),
+    (422, UpstreamRejected, 400, False),
+    (413, UpstreamRejected, 413, False),
+    (500, UpstreamError, 502, True),
+])
+def test_upstream_status_maps_to_a_typed_error(status, kind, client_status, retryable):
+    error = from_upstream_status(status, "vendor said no", param="prompt")
+    assert type(error) is kind
+    assert error.status == client_status and error.retryable is retryable
+    assert error.param == "prompt" and "vendor said no" in error.message
+
+
+def test_the_gateways_own_credential_is_not_blamed_on_the_client():
+    error = from_upstream_status(401, "bad key")
+    assert "credential" in error.message and error.status >= 500
+
+
+def test_capability_missing_is_a_bad_request_naming_the_model():
+    error = CapabilityMissing("model 'x' cannot do that")
+    assert isinstance(error, BadRequest)
+    assert (error.status, error.param, error.code) == (400, "model", "model_not_supported")
+
+
+def test_a_budget_stop_is_a_429_that_must_not_be_retried_elsewhere():
+    error = QuotaExceeded("budget spent", details={"budget": "key", "resets_at": None})
+    assert error.status == 429 and not error.retryable and error.details["budget"] == "key"
+
+
+def test_explicit_status_overrides_the_class_default():
+    assert errors.GatewayError("x", status=418).status == 418
+    assert errors.GatewayError("x").status == 500

@@ -1,0 +1,92 @@
+"""The images call record: a Generation with output assets under pre-assigned ids, inputs and usage."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from studio.core.errors import UpstreamError
+from studio.core.images import EDITS, GENERATIONS, ImageItem, ImageJob, SourceImage
+from studio.core.principal import Principal
+from studio.gateway.images.record import ImagesRecord
+from studio.gateway.media.storage import store_bytes
+from studio.models import Asset, Generation, UsageRecord
+from tests.gateway.catalog import model_entry
+from tests.gateway.images.conftest import png
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def make(account, route=GENERATIONS, **job_fields) -> ImagesRecord:
+    job = ImageJob(route=route, model=model_entry("kappa-image-1"), family="standard",
+                   fields={"prompt": "a kite", "size": "1024x1024"}, prompt="a kite", **job_fields)
+    return ImagesRecord(principal=Principal(user_id=account.user.id, key_id=account.key.id), job=job)
+
+
+def test_outputs_keep_their_pre_assigned_ids_and_metadata(alice):
+    record = make(alice)
+    first = ImageItem(data=png("red"), revised_prompt="a red kite", size="24x16")
+    failed = ImageItem(error={"code": "OutputImageSensitive", "message": "no"})
+    record.items = [first, failed]
+    record.usage = {"input_tokens": 5, "output_tokens": 100, "total_tokens": 105}
+    promised = first.asset_id  # a URL naming it may already be out
+    record.persist()
+    generation = Generation.objects.get(id=record.generation_id)
+    assert (generation.status, generation.route, generation.prompt) == ("succeeded", GENERATIONS, "a kite")
+    assert generation.parameters["size"] == "1024x1024" and "prompt" not in generation.parameters
+    assert generation.parameters["item_errors"] == [{"index": 1, "code": "OutputImageSensitive", "message": "no"}]
+    asset = Asset.objects.get(generation=generation)
+    assert asset.id == promised and asset.metadata == {"revised_prompt": "a red kite"}
+    assert (asset.width, asset.height, asset.sha256) == (24, 16, hashlib.sha256(png("red")).hexdigest())
+    usage = UsageRecord.objects.get()
+    assert (usage.images, usage.total_tokens, usage.route) == (1, 105, GENERATIONS)
+    assert record.items == []  # image bytes released
+
+
+def test_no_item_is_blocked_and_an_error_is_failed(alice):
+    blocked = make(alice)
+    blocked.items = [ImageItem(error={"code": "x"})]
+    blocked.persist()
+    assert Generation.objects.get(id=blocked.generation_id).status == "blocked"
+    failed = make(alice)
+    failed.error = UpstreamError("vendor down")
+    failed.persist()
+    generation = Generation.objects.get(id=failed.generation_id)
+    assert generation.status == "failed" and generation.error["status"] == 502
+    assert UsageRecord.objects.filter(status_code=502).count() == 1
+
+
+def test_inputs_are_stored_with_their_roles_and_lineage_continues(alice):
+    earlier = Generation.objects.create(user=alice.user, model_id="kappa-image-1", route=GENERATIONS)
+    stored = store_bytes(png("blue"), "image/png", owner_id=alice.user.id, generation_id=earlier.id)
+    image = SourceImage(data=png("blue"), mime="image/png", width=24, height=16, field="images[0].file_id",
+                        asset_id=stored.id)
+    mask = SourceImage(data=png("white"), mime="image/png", width=24, height=16, field="mask")
+    record = make(alice, route=EDITS, images=[image], mask=mask)
+    record.items = [ImageItem(data=png("green"))]
+    record.persist()
+    generation = Generation.objects.get(id=record.generation_id)
+    assert generation.parent_id == earlier.id
+    assert generation.parameters["inputs"] == [{"role": "image", "field": "images[0].file_id"},
+                                               {"role": "mask", "field": "mask"}]
+    assert Asset.objects.get(id=stored.id).metadata["input_of"] == [{"generation": str(generation.id),
+                                                                     "role": "image"}]
+    mask_asset = Asset.objects.get(is_input=True, sha256=hashlib.sha256(png("white")).hexdigest())
+    assert mask_asset.metadata["input_of"][0]["role"] == "mask"
+
+
+def test_a_studio_row_is_updated_and_streamed_outputs_are_not_stored_twice(alice):
+    record = make(alice)
+    record.preexisting = True
+    Generation.objects.create(id=record.generation_id, user=alice.user, model_id="kappa-image-1", route="studio",
+                              prompt="a kite")
+    item = ImageItem(data=png("gold"))
+    record.items = [item]
+    record.stored.add(item.asset_id)
+    record.extra = {"compare": "cmp-2"}
+    record.persist()
+    generation = Generation.objects.get(id=record.generation_id)
+    assert generation.status == "succeeded" and generation.parameters["compare"] == "cmp-2"
+    assert not Asset.objects.filter(generation=generation).exists()
+    assert UsageRecord.objects.get().route == "studio"

@@ -1,0 +1,169 @@
+"""The native call record: merged from its frames, persisted as a Generation, assets and usage."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+
+import orjson
+import pytest
+from PIL import Image
+
+from studio.core.errors import UpstreamError
+from studio.core.principal import Principal
+from studio.gateway.media.storage import store_bytes
+from studio.gateway.native.record import NativeRecord
+from studio.models import ApiKey, Asset, Generation, UsageRecord
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MODEL = "delta-3.1-flash-image"
+
+
+def png(color: str = "navy") -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (12, 8), color).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def frame(*parts, finish=None, usage=None) -> bytes:
+    candidate = {"content": {"role": "model", "parts": list(parts)}, "index": 0}
+    if finish:
+        candidate["finishReason"] = finish
+    out: dict = {"candidates": [candidate]}
+    if usage:
+        out["usageMetadata"] = usage
+    return orjson.dumps(out)
+
+
+def record(account, body, **kw) -> NativeRecord:
+    principal = Principal(user_id=account.user.id, key_id=account.key.id)
+    return NativeRecord.start(principal, MODEL, "native", body, stream=kw.pop("stream", True))
+
+
+BODY = {"contents": [{"role": "user", "parts": [{"text": "a lamp"}]}], "generationConfig": {"seed": 3}}
+
+
+def test_result_merges_every_frame_and_skips_broken_ones(alice):
+    rec = record(alice, BODY)
+    rec.add_frame(frame({"text": "Here "}))
+    rec.add_frame(b"{not json")
+    rec.add_frame(frame({"text": "you go"}, {"inlineData": {"mimeType": "image/png", "data": b64(png())}},
+                        finish="STOP"))
+    result = rec.result()
+    assert result.text == "Here you go" and len(result.final_images()) == 1
+    assert rec.pending_bytes() == sum(len(f) for f in rec.frames)
+
+
+def test_parameters_leave_out_contents_and_count_turns(alice):
+    rec = record(alice, BODY)
+    assert rec.parameters() == {"generationConfig": {"seed": 3}, "stream": True, "turns": 1}
+
+
+def test_persist_success_stores_outputs_inputs_and_usage(alice):
+    source = png("olive")
+    body = {"contents": [{"role": "user", "parts": [{"text": "a lamp"},
+                                                     {"inlineData": {"mimeType": "image/png", "data": b64(source)}}]}]}
+    rec = record(alice, body)
+    output = png("gold")
+    rec.add_frame(frame({"text": "thinking", "thought": True},
+                        {"inlineData": {"mimeType": "image/png", "data": b64(png("gray"))}, "thought": True}))
+    rec.add_frame(frame({"inlineData": {"mimeType": "image/png", "data": b64(output)}}, finish="STOP",
+                        usage={"promptTokenCount": 10, "candidatesTokenCount": 1290, "totalTokenCount": 1300}))
+    rec.first_byte_ms, rec.duration_ms = 12, 340
+    rec.persist()
+    assert rec.frames == []  # the frame bytes are released
+    generation = Generation.objects.get(id=rec.generation_id)
+    assert (generation.status, generation.finish_reason, generation.prompt) == ("succeeded", "STOP", "a lamp")
+    assert (generation.first_byte_ms, generation.duration_ms) == (12, 340)
+    outputs = list(Asset.objects.filter(generation=generation))
+    assert [a.sha256 for a in outputs] == [hashlib.sha256(output).hexdigest()]  # no thought image kept
+    stored_input = Asset.objects.get(is_input=True, owner=alice.user)
+    assert stored_input.sha256 == hashlib.sha256(source).hexdigest()
+    assert stored_input.metadata["input_of"] == [str(generation.id)]
+    usage = UsageRecord.objects.get(model_id=MODEL)
+    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens, usage.images, usage.status_code) == (
+        10, 1290, 1300, 1, 200)
+    assert ApiKey.objects.get(id=alice.key.id).last_used_at is not None
+
+
+def test_no_image_is_blocked_with_the_vendors_reason(alice):
+    rec = record(alice, BODY)
+    rec.add_frame(frame({"text": "I can't draw that"}, finish="IMAGE_SAFETY"))
+    rec.persist()
+    generation = Generation.objects.get(id=rec.generation_id)
+    assert generation.status == "blocked" and generation.finish_reason == "IMAGE_SAFETY"
+    assert UsageRecord.objects.get(model_id=MODEL).images == 0
+
+
+def test_failure_is_recorded_with_its_status(alice):
+    rec = record(alice, BODY)
+    rec.error = UpstreamError("vendor down", code="upstream_down")
+    rec.persist()
+    generation = Generation.objects.get(id=rec.generation_id)
+    assert generation.status == "failed" and generation.finish_reason == ""
+    assert generation.error == {"status": 502, "message": "vendor down", "code": "upstream_down"}
+    assert UsageRecord.objects.get(model_id=MODEL).status_code == 502
+
+
+def test_outputs_stored_during_the_stream_are_not_stored_twice(alice):
+    rec = record(alice, BODY)
+    rec.add_frame(frame({"inlineData": {"mimeType": "image/png", "data": b64(png())}}, finish="STOP"))
+    rec.preexisting = True
+    Generation.objects.create(id=rec.generation_id, user=alice.user, model_id=MODEL, route="studio", prompt="a lamp")
+    already = store_bytes(png(), "image/png", owner_id=alice.user.id, generation_id=rec.generation_id)
+    rec.stored_outputs[0] = already.id
+    rec.persist()
+    assert list(Asset.objects.filter(generation_id=rec.generation_id)) == [already]
+    assert Generation.objects.get(id=rec.generation_id).status == "succeeded"
+
+
+def test_replaying_an_earlier_output_links_the_lineage(alice):
+    earlier = Generation.objects.create(user=alice.user, model_id=MODEL, route="native", prompt="first")
+    made = png("crimson")
+    store_bytes(made, "image/png", owner_id=alice.user.id, generation_id=earlier.id)
+    body = {"contents": [
+        {"role": "user", "parts": [{"text": "first"}]},
+        {"role": "model", "parts": [{"inlineData": {"mimeType": "image/png", "data": b64(made)}}]},
+        {"role": "user", "parts": [{"text": "now in blue"}]},
+    ]}
+    rec = record(alice, body)
+    assert rec.parent_generation_id() == earlier.id
+    assert record(alice, BODY).parent_generation_id() is None
+
+
+def final_frame(usage: dict, image: bytes = b"") -> bytes:
+    return orjson.dumps({"candidates": [{"content": {"role": "model", "parts": [
+        {"inlineData": {"mimeType": "image/png", "data": base64.b64encode(image).decode()}}]},
+        "finishReason": "STOP", "index": 0}], "usageMetadata": usage, "modelVersion": "v"})
+
+
+def test_only_the_final_frame_has_a_place_for_the_cost():
+    from studio.gateway.native.record import final_usage_at
+
+    usage = {"promptTokenCount": 9, "totalTokenCount": 9}
+    early = orjson.dumps({"candidates": [{"content": {"parts": [{"text": "thinking"}]}}], "usageMetadata": usage})
+    assert final_usage_at(early) is None
+    assert final_usage_at(orjson.dumps({"candidates": [{"finishReason": "STOP"}]})) is None  # no usage to carry it
+    frame = final_frame(usage)
+    assert frame[final_usage_at(frame) - 1:final_usage_at(frame)] == b"{"
+
+
+@pytest.mark.parametrize("usage", [{"promptTokenCount": 9, "candidatesTokenCount": 1290, "totalTokenCount": 1299}, {}])
+@pytest.mark.parametrize("kind", [bytes, bytearray])
+def test_the_cost_joins_the_usage_and_the_frame_stays_json(usage, kind):
+    from decimal import Decimal
+
+    from studio.gateway.native.record import billed, final_usage_at, usage_from_frames, with_cost
+
+    frame = kind(final_frame(usage, image=b"x" * 40_000))  # the usage sits past a big image
+    priced = with_cost(frame, final_usage_at(frame), Decimal("0.0774045"))
+    assert (priced is frame) == (kind is bytearray)  # a big frame is not copied
+    parsed = orjson.loads(priced)
+    assert parsed["usageMetadata"] == {"costUsd": 0.0774045, **usage}
+    assert billed(usage_from_frames([priced])) == billed(usage)

@@ -1,0 +1,131 @@
+"""The shared counters hold a limit across real processes (Redis), and atomically in one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from studio.gateway import counters
+from studio.gateway.counters import Check
+from tests.gateway.spend_support import TEST_REDIS, backend, redis_available  # noqa: F401
+
+REPO = Path(__file__).resolve().parents[2]
+
+CHILD = r"""
+import asyncio, json, os, sys
+import django
+django.setup()
+from decimal import Decimal
+from studio.core.entries import BudgetEntry, LimitEntry, ModelEntry, PriceEntry, Snapshot
+from studio.core.errors import RateLimited
+from studio.core.principal import Principal
+from studio.gateway import admission
+from studio.gateway.cost import Usage
+
+model = ModelEntry("m", "text", frozenset({"chat"}), {}, "openai", "t", 0)
+snap = Snapshot(prices={"m": (PriceEntry("m", None, 0.0, per_request=Decimal(1)),)})
+kind, amount = sys.argv[1], int(sys.argv[2])
+if kind == "rpm":
+    snap.limits = {(10, ""): LimitEntry(rpm=amount)}
+else:
+    snap.budgets = {("key", 10): (BudgetEntry(1, "key", 10, amount * 10**9, "day", 80, label="b"),)}
+principal = Principal(user_id=1, key_id=10)
+
+async def one():
+    try:
+        ticket = await admission.admit(principal, model, Usage(), snap=snap)
+    except RateLimited:
+        return 0
+    await asyncio.sleep(0.01)
+    ticket.charge(Usage(), None)
+    return 1
+
+async def main():
+    print("ready", flush=True)
+    sys.stdin.readline()  # start together
+    admitted = sum(await asyncio.gather(*(one() for _ in range(25))))
+    await admission.drain()
+    print(json.dumps({"admitted": admitted}))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize(("kind", "amount"), [("rpm", 30), ("budget", 35)])
+def test_a_limit_holds_across_two_processes_sharing_redis(kind, amount):
+    if not redis_available():
+        pytest.skip("no Redis at " + TEST_REDIS)
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "studio.settings", "REDIS_URL": TEST_REDIS,
+           "STUDIO_COUNTER_PREFIX": f"test-mp:{uuid.uuid4().hex}:", "PYTHONPATH": str(REPO)}
+    children = [subprocess.Popen([sys.executable, "-c", CHILD, kind, str(amount)], cwd=REPO, env=env,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for _ in range(2)]
+    for child in children:  # both imported and waiting: start them at once
+        assert child.stdout.readline().strip() == "ready", child.stderr.read()[-2000:]
+    for child in children:
+        child.stdin.write("go\n")
+        child.stdin.flush()
+    outputs = [child.communicate(timeout=120) for child in children]
+    for child, (_, err) in zip(children, outputs, strict=True):
+        assert child.returncode == 0, err[-2000:]
+    admitted = [json.loads(out.strip().splitlines()[-1])["admitted"] for out, _ in outputs]
+    assert sum(admitted) == amount  # 50 tried (25 each, so both took part), exactly the limit got through
+
+
+async def test_check_and_add_is_all_or_nothing(backend):  # noqa: F811
+    store = counters.get()
+    first = await store.apply([Check("a", limit=5, need=3, add=3, ttl=60), Check("b", limit=2, need=1, add=1, ttl=60)])
+    assert first.refused == -1 and first.values == (3, 1)
+    refused = await store.apply([Check("b", limit=9, need=1, add=1, ttl=60), Check("a", limit=5, need=3, add=3, ttl=60)])
+    assert refused.refused == 1 and refused.values == (1, 3)
+    assert await store.add([("a", -3, 60), ("b", 0, 60)]) == (0, 1)  # nothing of the refused call stayed
+
+
+async def test_counters_start_from_their_base_and_once_is_once(backend):  # noqa: F811
+    store = counters.get()
+    out = await store.apply([Check("c", limit=10, need=1, add=1, ttl=60, base=9)])
+    assert out.values == (10,)
+    assert (await store.apply([Check("c", limit=10, need=1, add=1, ttl=60, base=9)])).refused == 0
+    assert await store.once("x", 60) is True
+    assert await store.once("x", 60) is False
+
+
+async def test_slots_are_held_until_freed_or_expired(backend):  # noqa: F811
+    import time
+
+    store = counters.get()
+    until = time.time() + 60
+    assert (await store.take_slot("v", "t1", 2, until))[0]
+    assert (await store.take_slot("v", "t2", 2, until))[0]
+    assert (await store.take_slot("v", "t3", 2, until)) == (False, 2)
+    assert (await store.take_slot("v", "t1", 2, until))[0]  # the same task again
+    await store.free_slot("v", "t1")
+    assert (await store.take_slot("v", "t3", 2, until))[0]
+    assert (await store.take_slot("w", "old", 1, time.time() - 1))[0]
+    assert (await store.take_slot("w", "new", 1, until))[0]  # the expired holder is gone
+    await asyncio.sleep(0)
+
+
+async def test_a_script_redis_has_not_seen_is_loaded_on_first_use(backend, monkeypatch):  # noqa: F811
+    # A fresh Redis (or one restarted, or whose script cache was flushed) knows no script.
+    monkeypatch.setattr(counters, "BATCH", counters.BATCH + f"\n-- {uuid.uuid4().hex}\n")
+    store = counters.get()
+    assert (await store.apply([Check("n", limit=1, need=1, add=1, ttl=60)])).refused == -1
+    assert (await store.apply([Check("n", limit=1, need=1, add=1, ttl=60)])).refused == 0
+
+
+async def test_settlements_queued_without_waiting_are_applied_and_reported(backend):  # noqa: F811
+    store = counters.get()
+    seen = []
+    for _ in range(5):
+        store.add_later([("s", 2, 60)], seen.append)
+    await store.flush()
+    assert seen == [(2,), (4,), (6,), (8,), (10,)]
+    assert await store.add([("s", 0, 60)]) == (10,)

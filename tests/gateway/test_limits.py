@@ -1,0 +1,64 @@
+"""Rate limits on their own: which counters a call touches, OpenAI's header spelling, and the
+refusal a client sees."""
+
+from __future__ import annotations
+
+from studio.core.entries import LimitEntry, Snapshot
+from studio.core.errors import LimitExceeded
+from studio.core.principal import Principal
+from studio.gateway import limits
+
+NOW = 1_000_000 * 60 + 45.0  # 45 s into a minute
+
+
+def test_key_wide_and_per_model_limits_both_apply():
+    snap = Snapshot(limits={(10, ""): LimitEntry(rpm=5), (10, "m"): LimitEntry(rpm=2), (11, ""): LimitEntry(rpm=9)})
+    assert limits.entries_for(snap, Principal(user_id=1, key_id=10), "m") == [("", LimitEntry(rpm=5)),
+                                                                             ("m", LimitEntry(rpm=2))]
+    assert limits.entries_for(snap, Principal(user_id=1, key_id=10), "other") == [("", LimitEntry(rpm=5))]
+    assert limits.entries_for(snap, Principal(user_id=1), "m") == []  # a studio user has no key limits
+
+
+def test_plan_counts_requests_tokens_and_images_in_this_minutes_window():
+    plan = limits.plan([("", LimitEntry(rpm=5, tpm=100, ipm=3))], 10, requests=1, tokens=40, images=2, now=NOW)
+    assert [(r.what, r.limit) for r in plan.rules] == [("requests", 5), ("tokens", 100), ("images", 3)]
+    assert [c.add for c in plan.checks] == [1, 40, 2]
+    assert len({c.key for c in plan.checks}) == 3 and plan.token_keys == [plan.checks[1].key]
+    later = limits.plan([("", LimitEntry(rpm=5))], 10, requests=1, tokens=0, images=0, now=NOW + 60)
+    assert later.checks[0].key != plan.checks[0].key  # a new minute, a new counter
+
+
+def test_a_call_bigger_than_the_token_limit_needs_only_an_empty_window():
+    plan = limits.plan([("", LimitEntry(tpm=100))], 10, requests=1, tokens=500, images=0, now=NOW)
+    assert (plan.checks[0].need, plan.checks[0].add) == (100, 500)
+
+
+def test_a_text_call_does_not_touch_the_image_limit():
+    plan = limits.plan([("", LimitEntry(ipm=3))], 10, requests=1, tokens=10, images=0, now=NOW)
+    assert plan.checks == []
+
+
+def test_headers_report_the_tightest_window():
+    rules = [limits.Rule("requests", 5, ""), limits.Rule("requests", 2, "m")]
+    found = limits.windows(rules, (3, 1), NOW)
+    assert limits.headers(found) == {"x-ratelimit-limit-requests": "2", "x-ratelimit-remaining-requests": "1",
+                                     "x-ratelimit-reset-requests": "15s"}
+
+
+def test_durations_in_openais_spelling():
+    assert limits.duration(0.0201) == "21ms"
+    assert limits.duration(1.5) == "1.5s"
+    assert limits.duration(360) == "6m0s"
+
+
+def test_refusal_names_the_limit_and_carries_headers_and_retry_after():
+    error = limits.refusal(limits.Rule("tokens", 100, "m"), 130, NOW, {})
+    assert isinstance(error, LimitExceeded) and error.status == 429 and error.retry_after == 15
+    assert "100 tokens per minute for model 'm'" in error.message
+    assert error.details["headers"]["x-ratelimit-remaining-tokens"] == "0"
+
+
+def test_video_slots_per_scope():
+    entries = [("", LimitEntry(concurrent_videos=2)), ("m", LimitEntry(rpm=1))]
+    assert limits.video_slot(entries, 10) == [("vs:10:*", 2, "")]
+    assert "at most 2 video tasks" in limits.video_refusal(2, "").message

@@ -1,0 +1,111 @@
+"""The in-process snapshot: loaded once, refreshed behind requests after its TTL, dropped on changes,
+and reloaded on a key miss at most once a second."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from studio.gateway import snapshot
+from studio.models import ApiKey, PlatformModel, Upstream
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def add_upstream(name: str, priority: int, **fields) -> Upstream:
+    row = Upstream(name=name, protocol="openai", base_url=f"http://{name}.test/v1/", priority=priority,
+                   model_map={"omicron-4-mini": "vendor-mini"}, **fields)
+    row.credential = f"secret-{name}"
+    row.save()
+    return row
+
+
+def test_load_reads_active_keys_enabled_models_and_upstreams(alice, make_account):
+    bob = make_account("bob")
+    ApiKey.objects.filter(id=bob.key.id).update(revoked=True)
+    PlatformModel.objects.filter(model_id="epsilon-4.5").update(enabled=False)
+    add_upstream("zeta", 40)
+    add_upstream("alpha", 40)
+    add_upstream("off", 99, enabled=False)
+    snap = snapshot.load()
+    assert {k.id for k in snap.keys.values()} == {alice.key.id}
+    assert "epsilon-4.5" not in snap.models and "omicron-4-mini" in snap.models
+    names = [u.name for u in snap.upstreams_for["omicron-4-mini"]]
+    assert names[:2] == ["alpha", "zeta"] and "off" not in names  # priority, then name
+    entry = snap.upstreams_for["omicron-4-mini"][0]
+    assert entry.base_url == "http://alpha.test/v1" and entry.credential == "secret-alpha"
+
+
+def test_an_undecryptable_credential_skips_only_that_upstream(catalog):
+    add_upstream("good", 40)
+    broken = add_upstream("broken", 50)
+    Upstream.objects.filter(id=broken.id).update(credential_encrypted="not-a-token")
+    snap = snapshot.load()
+    assert broken.id not in snap.upstreams and any(u.name == "good" for u in snap.upstreams.values())
+
+
+async def test_get_loads_once_then_serves_from_memory(catalog, count_queries):
+    first = await snapshot.get()
+    count_queries["n"] = 0
+    assert await snapshot.get() is first
+    assert count_queries["n"] == 0
+
+
+async def test_an_old_snapshot_is_served_while_a_fresh_one_loads(catalog, settings):
+    settings.STUDIO_CACHE_TTL = 5
+    first = await snapshot.get()
+    first.loaded_at -= 6  # older than the TTL
+    assert await snapshot.get() is first  # served at once, refreshed behind it
+    await asyncio.wait_for(_refreshed(first), 10)
+    assert await snapshot.get() is not first
+
+
+async def _refreshed(old) -> None:
+    while snapshot._state.snapshot is old or snapshot._state.refreshing is not None:
+        await asyncio.sleep(0.01)
+
+
+async def test_a_row_change_invalidates_at_once(catalog):
+    first = await snapshot.get()
+    await sync_to_async(add_upstream)("fresh", 60)
+    assert snapshot._state.snapshot is None
+    second = await snapshot.get()
+    assert second is not first and any(u.name == "fresh" for u in second.upstreams.values())
+
+
+async def test_a_load_started_before_an_invalidation_is_not_kept(catalog, monkeypatch):
+    original = snapshot.load
+    started, release = asyncio.Event(), asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def slow_load():
+        loop.call_soon_threadsafe(started.set)
+        asyncio.run_coroutine_threadsafe(release.wait(), loop).result()
+        return original()
+
+    monkeypatch.setattr(snapshot, "load", slow_load)
+    loading = asyncio.create_task(snapshot.get())
+    await asyncio.wait_for(started.wait(), 10)
+    snapshot.invalidate()  # a row changed while the old read was in flight
+    release.set()
+    stale = await asyncio.wait_for(loading, 10)
+    assert stale is not None and snapshot._state.snapshot is None  # served once, never cached
+
+
+async def test_key_misses_reload_at_most_once_a_second(catalog, make_account):
+    snap = await snapshot.get()
+    snap.loaded_at = time.monotonic() - 0.5
+    assert await snapshot.reload_after_miss() is None
+    await sync_to_async(make_account)("carol")
+    snapshot._state.snapshot = snap  # as in another process: this one saw no signal for carol's key
+    snap.loaded_at = time.monotonic() - snapshot.MISS_RELOAD_INTERVAL - 0.1
+    fresh = await snapshot.reload_after_miss()
+    assert fresh is not None and len(fresh.keys) == len(snap.keys) + 1
+
+
+def test_load_now_replaces_the_snapshot(catalog):
+    snap = snapshot.load_now()
+    assert snapshot._state.snapshot is snap and snap.models

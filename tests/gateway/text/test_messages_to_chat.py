@@ -1,0 +1,96 @@
+"""Messages client on a chat completions upstream."""
+
+from __future__ import annotations
+
+import orjson
+
+from studio.gateway.text.messages_to_chat import TRANSLATOR, sign_thinking
+from tests.gateway.text.helpers import ctx, run_stream
+
+TOOLS = [{"name": "get_weather", "description": "Weather", "input_schema": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}]
+
+
+def test_request_system_images_tools_tool_use_and_results():
+    body = {
+        "model": "platform-model", "max_tokens": 30, "system": [{"type": "text", "text": "be brief"}],
+        "stop_sequences": ["END"], "temperature": 0.5, "top_k": 3, "metadata": {"user_id": "u9"},
+        "tools": TOOLS, "tool_choice": {"type": "any", "disable_parallel_tool_use": True},
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image", "source": {
+                "type": "base64", "media_type": "image/jpeg", "data": "BBBB"}}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "calling"}, {
+                "type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Rome"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"},
+                                         {"type": "text", "text": "and tomorrow?"}]},
+        ],
+    }
+    out = TRANSLATOR.request(body, ctx(stream=True))
+    assert out["model"] == "vendor-model" and out["max_tokens"] == 30 and out["stop"] == ["END"]
+    assert out["user"] == "u9" and "top_k" not in out
+    assert out["stream"] is True and out["stream_options"] == {"include_usage": True}
+    assert out["tools"] == [{"type": "function", "function": {"name": "get_weather", "description": "Weather",
+                                                              "parameters": TOOLS[0]["input_schema"]}}]
+    assert out["tool_choice"] == "required" and out["parallel_tool_calls"] is False
+    assert out["messages"] == [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": [{"type": "text", "text": "look"},
+                                     {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,BBBB"}}]},
+        {"role": "assistant", "content": "calling", "tool_calls": [{"id": "toolu_1", "type": "function", "function": {
+            "name": "get_weather", "arguments": '{"city":"Rome"}'}}]},
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "sunny"},
+        {"role": "user", "content": "and tomorrow?"},
+    ]
+
+
+def test_response_text_tool_calls_and_usage():
+    answer = {"id": "c1", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": "ok", "reasoning_content": "thought",
+        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{"a":1}'}}]}}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 4, "prompt_tokens_details": {"cached_tokens": 2}}}
+    out = TRANSLATOR.response(answer, ctx())
+    assert out["type"] == "message" and out["model"] == "platform-model" and out["stop_reason"] == "tool_use"
+    assert out["content"] == [{"type": "thinking", "thinking": "thought", "signature": sign_thinking("thought")},
+                              {"type": "text", "text": "ok"},
+                              {"type": "tool_use", "id": "call_1", "name": "f", "input": {"a": 1}}]
+    assert out["usage"]["input_tokens"] == 10 and out["usage"]["cache_read_input_tokens"] == 2
+    assert out["usage"]["output_tokens"] == 4
+
+
+def test_length_becomes_max_tokens():
+    out = TRANSLATOR.response({"choices": [{"finish_reason": "length", "message": {"content": "a"}}]}, ctx())
+    assert out["stop_reason"] == "max_tokens"
+
+
+def chunk(delta=None, finish=None, usage=None):
+    data = {"choices": [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    if usage:
+        data["usage"] = usage
+    return None, data
+
+
+def test_stream_rebuilt_as_blocks_with_final_usage():
+    events = [chunk({"role": "assistant", "content": ""}), chunk({"content": "Hel"}), chunk({"content": "lo"}),
+              chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                     "function": {"name": "f", "arguments": ""}}]}),
+              chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"a":'}}]}),
+              chunk({"tool_calls": [{"index": 0, "function": {"arguments": "1}"}}]}),
+              chunk({}, "tool_calls"), chunk(usage={"prompt_tokens": 5, "completion_tokens": 6})]
+    out = run_stream(TRANSLATOR, events, ctx(stream=True))
+    names = [n for n, _ in out]
+    assert names == ["message_start", "ping", "content_block_start", "content_block_delta", "content_block_delta",
+                     "content_block_stop", "content_block_start", "content_block_delta", "content_block_delta",
+                     "content_block_stop", "message_delta", "message_stop"]
+    assert all(data["type"] == name for name, data in out)
+    assert out[0][1]["message"]["model"] == "platform-model"
+    assert out[6][1] == {"type": "content_block_start", "index": 1, "content_block": {
+        "type": "tool_use", "id": "call_1", "name": "f", "input": {}}}
+    arguments = "".join(d["delta"]["partial_json"] for n, d in out[7:9])
+    assert orjson.loads(arguments) == {"a": 1}
+    assert out[-2][1]["delta"]["stop_reason"] == "tool_use"
+    assert out[-2][1]["usage"] == {"input_tokens": 5, "output_tokens": 6}
+
+
+def test_empty_stream_still_well_formed():
+    out = run_stream(TRANSLATOR, [], ctx(stream=True))
+    assert [n for n, _ in out] == ["message_start", "ping", "message_delta", "message_stop"]

@@ -1,0 +1,119 @@
+"""Responses client on a chat completions upstream."""
+
+from __future__ import annotations
+
+import pytest
+
+from studio.core.errors import BadRequest
+from studio.gateway.text.responses_to_chat import TRANSLATOR
+from tests.gateway.text.helpers import ctx, run_stream
+
+TOOLS = [{"type": "function", "name": "get_weather", "description": "Weather",
+          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}, "strict": True}]
+
+
+def test_request_input_items_instructions_and_tools():
+    body = {
+        "model": "platform-model", "instructions": "be brief", "max_output_tokens": 40, "tools": TOOLS,
+        "tool_choice": {"type": "function", "name": "get_weather"}, "temperature": 0.1,
+        "text": {"format": {"type": "json_schema", "name": "w", "schema": {"type": "object"}, "strict": True}},
+        "input": [
+            {"role": "user", "content": [{"type": "input_text", "text": "look"},
+                                         {"type": "input_image", "image_url": "https://example.com/a.png"}]},
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city":"Rome"}'},
+            {"type": "function_call", "call_id": "call_2", "name": "get_weather", "arguments": '{"city":"Oslo"}'},
+            {"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
+            {"type": "function_call_output", "call_id": "call_2", "output": "snow"},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]},
+        ],
+    }
+    out = TRANSLATOR.request(body, ctx(stream=True))
+    assert out["model"] == "vendor-model" and out["max_tokens"] == 40 and out["temperature"] == 0.1
+    assert out["tools"] == [{"type": "function", "function": {
+        "name": "get_weather", "description": "Weather", "parameters": TOOLS[0]["parameters"], "strict": True}}]
+    assert out["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}
+    assert out["response_format"] == {"type": "json_schema", "json_schema": {
+        "name": "w", "schema": {"type": "object"}, "strict": True}}
+    assert out["stream_options"] == {"include_usage": True}
+    assert out["messages"] == [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": [{"type": "text", "text": "look"},
+                                     {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Rome"}'}},
+            {"id": "call_2", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "snow"},
+        {"role": "assistant", "content": "done"},
+    ]
+
+
+def test_string_input():
+    out = TRANSLATOR.request({"input": "hi"}, ctx())
+    assert out["messages"] == [{"role": "user", "content": "hi"}] and "stream" not in out
+
+
+@pytest.mark.parametrize(("body", "param"), [
+    ({"input": "x", "tools": [{"type": "file_search"}]}, "tools[0].type"),
+    ({"input": [{"type": "image_generation_call"}]}, "input[0].type"),
+    ({"input": "x", "previous_response_id": "resp_1"}, "previous_response_id"),
+])
+def test_unsupported_inputs_name_the_field(body, param):
+    with pytest.raises(BadRequest) as error:
+        TRANSLATOR.request(body, ctx())
+    assert error.value.param == param
+
+
+def test_response_items_usage_and_echoed_fields():
+    answer = {"choices": [{"finish_reason": "tool_calls", "message": {
+        "content": "checking", "reasoning_content": "why",
+        "tool_calls": [{"id": "call_7", "function": {"name": "get_weather", "arguments": '{"city":"Rome"}'}}]}}],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 3, "completion_tokens_details": {"reasoning_tokens": 1}}}
+    out = TRANSLATOR.response(answer, ctx(request={"instructions": "hi", "tools": TOOLS, "max_output_tokens": 5}))
+    assert out["object"] == "response" and out["status"] == "completed" and out["model"] == "platform-model"
+    assert [item["type"] for item in out["output"]] == ["reasoning", "message", "function_call"]
+    assert out["output"][1]["content"][0]["text"] == "checking"
+    assert out["output"][2]["call_id"] == "call_7" and out["output"][2]["arguments"] == '{"city":"Rome"}'
+    assert out["usage"] == {"input_tokens": 9, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 3,
+                            "output_tokens_details": {"reasoning_tokens": 1}, "total_tokens": 12}
+    assert out["instructions"] == "hi" and out["tools"] == TOOLS and out["max_output_tokens"] == 5
+
+
+def test_truncated_answer_is_incomplete():
+    out = TRANSLATOR.response({"choices": [{"finish_reason": "length", "message": {"content": "a"}}]}, ctx())
+    assert out["status"] == "incomplete" and out["incomplete_details"] == {"reason": "max_output_tokens"}
+
+
+def chunk(delta=None, finish=None, usage=None):
+    data = {"choices": [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    if usage:
+        data["usage"] = usage
+    return None, data
+
+
+def test_stream_events_for_text_then_function_call():
+    events = [chunk({"role": "assistant", "content": ""}), chunk({"content": "Hi"}), chunk({"content": " there"}),
+              chunk({"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "f", "arguments": ""}}]}),
+              chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"a":1}'}}]}),
+              chunk({}, "tool_calls"), chunk(usage={"prompt_tokens": 3, "completion_tokens": 4})]
+    out = run_stream(TRANSLATOR, events, ctx(stream=True))
+    names = [n for n, _ in out]
+    assert names == [
+        "response.created", "response.in_progress", "response.output_item.added", "response.content_part.added",
+        "response.output_text.delta", "response.output_text.delta", "response.output_text.done",
+        "response.content_part.done", "response.output_item.done", "response.output_item.added",
+        "response.function_call_arguments.delta", "response.function_call_arguments.done",
+        "response.output_item.done", "response.completed"]
+    assert [d["sequence_number"] for _, d in out] == list(range(len(out)))
+    assert out[6][1]["text"] == "Hi there"
+    assert out[9][1]["output_index"] == 1 and out[9][1]["item"]["type"] == "function_call"
+    assert out[11][1]["arguments"] == '{"a":1}' and out[11][1]["name"] == "f"
+    final = out[-1][1]["response"]
+    assert [i["type"] for i in final["output"]] == ["message", "function_call"]
+    assert final["usage"]["total_tokens"] == 7 and final["status"] == "completed"
+
+
+def test_stream_truncated_ends_incomplete():
+    out = run_stream(TRANSLATOR, [chunk({"content": "a"}), chunk({}, "length")], ctx(stream=True))
+    assert out[-1][0] == "response.incomplete"
+    assert out[-1][1]["response"]["incomplete_details"] == {"reason": "max_output_tokens"}

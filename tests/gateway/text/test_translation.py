@@ -1,0 +1,73 @@
+"""The translation contract: the context's ids, chaining two pairs, and the shared helpers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from studio.gateway.text.translation import Chain, Context, loads_arguments, text_of
+from tests.gateway.text.helpers import ctx, run_stream
+
+
+@dataclass
+class Tagging:
+    """A translator that records the context each stage saw and tags what passes through."""
+
+    source: str
+    target: str
+    seen: list
+
+    def request(self, body, c):
+        self.seen.append(("request", c.include_usage))
+        return {**body, "path": [*body.get("path", []), f"{self.source}->{self.target}"]}
+
+    def response(self, body, c):
+        self.seen.append(("response", c.include_usage))
+        return {**body, "path": [*body.get("path", []), f"{self.target}->{self.source}"]}
+
+    async def stream(self, events, c):
+        self.seen.append(("stream", c.include_usage))
+        async for name, data in events:
+            yield name, {**data, "via": [*data.get("via", []), self.source]}
+
+
+def test_context_id_is_made_once_and_shared_by_prefixes() -> None:
+    c = Context(model="m", upstream_model="u", stream=False, include_usage=False)
+    assert c.token == ""
+    first = c.id("chatcmpl-")
+    assert first.startswith("chatcmpl-") and len(first) == len("chatcmpl-") + 24
+    assert c.id("msg_")[4:] == first[9:]
+    assert Context(model="m", upstream_model="u", stream=False, include_usage=False).id("x") != first
+
+
+def test_chain_runs_request_forward_response_backward_and_the_middle_carries_usage() -> None:
+    seen_first, seen_second = [], []
+    chain = Chain(Tagging("responses", "chat", seen_first), Tagging("chat", "messages", seen_second))
+    assert (chain.source, chain.target) == ("responses", "messages")
+    context = ctx(include_usage=False)
+    assert chain.request({}, context)["path"] == ["responses->chat", "chat->messages"]
+    assert chain.response({}, context)["path"] == ["messages->chat", "chat->responses"]
+    # The first stage's request is made again for the answer: the middle request it is read against.
+    assert seen_first == [("request", False), ("request", False), ("response", False)]
+    assert seen_second == [("request", True), ("response", True)]
+    assert context.include_usage is False  # the caller's context is not changed
+
+
+def test_chain_streams_through_both_stages_in_order() -> None:
+    chain = Chain(Tagging("responses", "chat", []), Tagging("chat", "messages", []))
+    out = run_stream(chain, [("a", {}), ("b", {})], ctx(stream=True))
+    assert out == [("a", {"via": ["chat", "responses"]}), ("b", {"via": ["chat", "responses"]})]
+
+
+def test_text_of() -> None:
+    assert text_of("plain") == "plain"
+    assert text_of([{"type": "text", "text": "a"}, {"type": "image_url"}, {"type": "input_text", "text": "b"},
+                    {"type": "output_text", "text": "c"}, "junk", {"type": "text", "text": None}]) == "abc"
+    assert text_of(None) == "" and text_of(42) == ""
+
+
+def test_loads_arguments() -> None:
+    assert loads_arguments('{"city": "Oslo"}') == {"city": "Oslo"}
+    assert loads_arguments({"already": True}) == {"already": True}
+    assert loads_arguments("") == {} and loads_arguments(None) == {}
+    assert loads_arguments("[1, 2]") == {"value": [1, 2]}
+    assert loads_arguments('{"city": ') == {"_raw": '{"city": '}

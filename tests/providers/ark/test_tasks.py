@@ -1,0 +1,109 @@
+"""The Ark Seedance task adapter against a fake vendor built from reference §4."""
+
+from __future__ import annotations
+
+import pytest
+
+from studio.core.errors import BadRequest, RateLimited, UpstreamError, UpstreamRejected
+from studio.providers.ark.provider import ArkProvider
+from studio.providers.ark.tasks import ark_video_state
+from tests.providers.video_fakes import mount_vendors, upstream
+
+BASE = "https://ark.fake.test"
+TASKS = "/api/v3/contents/generations/tasks"
+
+
+@pytest.fixture
+def vendor():
+    yield from mount_vendors(BASE)
+
+
+def provider() -> ArkProvider:
+    return ArkProvider(upstream("ark", BASE, "ark-secret", id=1))
+
+
+async def test_create_posts_body_with_bearer_and_returns_task_id(vendor):
+    fake = vendor({("POST", TASKS): (200, {"id": "cgt-20260514183217-t8rzv"})})
+    body = {"model": "doubao-seedance-2-0-260128", "content": [{"type": "text", "text": "cat"}], "x_extra": 1}
+    assert await provider().video_create(body) == "cgt-20260514183217-t8rzv"
+    sent = fake.requests[0]
+    assert sent["headers"]["authorization"] == "Bearer ark-secret"
+    assert sent["headers"]["content-type"] == "application/json"
+    assert sent["json"] == body
+
+
+async def test_get_and_normalize_success_record(vendor):
+    record = {"id": "cgt-1", "model": "m", "status": "succeeded",
+              "content": {"video_url": "https://cdn/x.mp4", "last_frame_url": "https://cdn/x.png"},
+              "usage": {"completion_tokens": 108900, "total_tokens": 108900}, "framespersecond": 24}
+    vendor({("GET", f"{TASKS}/cgt-1"): (200, record)})
+    p = provider()
+    state = p.video_state(await p.video_get("cgt-1"))
+    assert state.status == "succeeded" and state.terminal
+    assert state.video_url == "https://cdn/x.mp4" and state.last_frame_url == "https://cdn/x.png"
+
+
+@pytest.mark.parametrize("raw, normalized", [
+    ("queued", "queued"), ("running", "running"), ("failed", "failed"), ("expired", "expired"),
+    ("cancelled", "cancelled"), ("pending", "queued"), ("processing", "running"), ("mystery", "running"),
+])
+def test_status_normalization_is_tolerant(raw, normalized):
+    assert ark_video_state({"status": raw}).status == normalized
+
+
+def test_failed_record_error_fields():
+    state = ark_video_state({"status": "failed", "error": {"code": "OutputVideoSensitiveContentDetected",
+                                                                  "message": "blocked"}})
+    assert (state.error_code, state.error_message) == ("OutputVideoSensitiveContentDetected", "blocked")
+
+
+async def test_error_bodies_become_typed_errors(vendor):
+    vendor({
+        ("POST", TASKS): (400, {"error": {"code": "InvalidParameter", "message": "bad ratio", "param": "ratio",
+                                          "type": "BadRequest"}}),
+        ("GET", f"{TASKS}/cgt-x"): (429, {"error": {"code": "RateLimitExceeded", "message": "slow down",
+                                                    "type": "TooManyRequests"}}),
+        ("DELETE", f"{TASKS}/cgt-x"): (500, {"error": {"code": "InternalServiceError", "message": "boom"}}),
+    })
+    p = provider()
+    with pytest.raises(UpstreamRejected) as info:
+        await p.video_create({"model": "m", "content": []})
+    assert info.value.param == "ratio" and info.value.code == "InvalidParameter" and info.value.status == 400
+    with pytest.raises(RateLimited):
+        await p.video_get("cgt-x")
+    with pytest.raises(UpstreamError):
+        await p.video_cancel("cgt-x")
+
+
+async def test_create_without_id_is_an_upstream_error(vendor):
+    vendor({("POST", TASKS): (200, {"unexpected": True})})
+    with pytest.raises(UpstreamError):
+        await provider().video_create({"model": "m"})
+
+
+def test_unknown_and_missing_states_keep_the_task_alive():
+    assert ark_video_state({"status": "Rendering"}).status == "running"
+    assert ark_video_state({}).status == "queued"
+    assert ark_video_state({"status": "SUCCEEDED"}).status == "succeeded"
+
+
+async def test_a_posted_callback_is_read_like_a_queried_record():
+    posted = provider().parse_callback({"id": "cgt-9", "status": "succeeded",
+                                        "content": {"video_url": "https://ark-result/v.mp4"}})
+    assert posted.upstream_task_id == "cgt-9"
+    assert posted.state.status == "succeeded" and posted.state.video_url == "https://ark-result/v.mp4"
+
+
+@pytest.mark.parametrize("payload", [{"status": "succeeded"}, {"id": ""}, ["cgt-9"], {"id": 7}])
+async def test_a_callback_without_a_task_id_is_a_bad_request(payload):
+    with pytest.raises(BadRequest) as caught:
+        provider().parse_callback(payload)
+    assert caught.value.param == "id"
+
+
+async def test_a_task_the_upstream_does_not_know_reads_as_failed(vendor):
+    vendor({("GET", f"{TASKS}/cgt-gone"): (404, {"error": {"code": "ResourceNotFound", "type": "NotFound",
+                                                            "message": "the specified task is not found"}})})
+    p = provider()
+    state = p.video_state(await p.video_get("cgt-gone"))
+    assert state.terminal and state.status == "failed" and state.error_code == "TaskNotFound"

@@ -1,0 +1,83 @@
+"""Deadlines per family: a hang before the first byte and a body that never ends are typed timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from studio.core.errors import UpstreamTimeout
+from studio.providers import http
+from studio.providers.asgi_transport import StreamingASGITransport
+from studio.providers.contracts import Capability
+from studio.providers.deadlines import Deadlines, deadlines_for
+from studio.providers.openai.provider import OpenAIProvider
+from tests.providers.video_fakes import upstream
+
+BASE = "https://slow-vendor.test"
+
+
+class SlowVendor:
+    """Waits ``before`` seconds before its status line, then drips ``chunks`` pieces ``between`` apart."""
+
+    def __init__(self, before: float = 0.0, between: float = 0.0, chunks: int = 1) -> None:
+        self.before, self.between, self.chunks = before, between, chunks
+
+    async def __call__(self, scope, receive, send) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        await asyncio.sleep(self.before)
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        for _ in range(self.chunks):
+            await send({"type": "http.response.body", "body": b"x", "more_body": True})
+            await asyncio.sleep(self.between)
+        await send({"type": "http.response.body", "body": b""})
+
+
+@pytest.fixture
+def vendor():
+    def mount(app: SlowVendor) -> OpenAIProvider:
+        http.mount(BASE, StreamingASGITransport(app))
+        return OpenAIProvider(upstream("openai", BASE, "k"), deadlines=Deadlines(connect=1, first_byte=0.2, total=0.6))
+
+    yield mount
+    http.unmount(BASE)
+
+
+def test_each_family_has_its_deadlines_and_settings_override_them(settings):
+    assert deadlines_for(Capability.TEXT).first_byte < deadlines_for(Capability.IMAGES).first_byte
+    assert deadlines_for(Capability.NATIVE_IMAGE) == deadlines_for(Capability.IMAGES)
+    settings.STUDIO_UPSTREAM_DEADLINES = {**settings.STUDIO_UPSTREAM_DEADLINES,
+                                          "text": {"connect": 2, "first_byte": 3, "total": 4}}
+    assert deadlines_for(Capability.TEXT) == Deadlines(2, 3, 4)
+
+
+async def test_no_first_byte_in_time_is_a_first_byte_timeout(vendor):
+    provider = vendor(SlowVendor(before=30))
+    with pytest.raises(UpstreamTimeout) as caught:
+        await provider.request("POST", "/chat/completions", json={})
+    assert caught.value.details["timeout"] == "first_byte" and caught.value.status == 504
+    assert caught.value.retryable
+
+
+async def test_a_buffered_answer_past_the_deadline_is_a_timeout(vendor):
+    provider = vendor(SlowVendor(between=0.25, chunks=40))
+    with pytest.raises(UpstreamTimeout) as caught:
+        await provider.request("POST", "/chat/completions", json={})
+    assert caught.value.details["timeout"] == "total"
+
+
+async def test_a_stream_past_the_deadline_stops_with_a_timeout(vendor):
+    provider = vendor(SlowVendor(between=0.25, chunks=40))
+    received = b""
+    with pytest.raises(UpstreamTimeout) as caught:
+        async with provider.stream("POST", "/chat/completions") as response:
+            async for chunk in response.aiter_bytes():
+                received += chunk
+    assert caught.value.details["timeout"] == "total"
+    assert received.startswith(b"x") and len(received) < 40  # what came in time was relayed
+
+
+async def test_answers_within_the_deadlines_are_untouched(vendor):
+    provider = vendor(SlowVendor(chunks=5))
+    assert (await provider.request("POST", "/chat/completions", json={})).content == b"xxxxx"
