@@ -23,8 +23,10 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.fault]
 MAX_EXAMPLES = 15
 MODELS = {"native": "delta-3.1-flash-image", "/v1/images": "kappa-image-1", "/v1/chat": "omicron-4-mini",
           "/v1/messages": "omicron-4-mini", "/v1/responses": "omicron-4-mini", "/v1/alpha": "alpha-2.0-fast",
-          "/v1/beta": "beta2.7-t2v", "/v1/video": "alpha-2.0-fast", "/v1/models": "omicron-4-mini"}
-BILLED_PREFIXES = ("/v1/models/{model}:", "/v1/images/", "/v1/chat/", "/v1/messages", "/v1/responses")
+          "/v1/beta": "beta2.7-t2v", "/v1/video": "alpha-2.0-fast", "/v1/models": "omicron-4-mini",
+          "/v1/embeddings": "omicron-embed-3-small", "native.embed": "delta-embedding-1"}
+BILLED_PREFIXES = ("/v1/models/{model}:", "/v1/images/", "/v1/chat/", "/v1/messages", "/v1/responses",
+                   "/v1/embeddings")
 TASK_CREATES = ("/v1/alpha/video/generations", "/v1/beta/video/generations", "/v1/video/generations")
 FREE = ("/v1/models/{model}:countTokens", "/v1/messages/count_tokens")  # counting is free at every vendor
 
@@ -63,7 +65,7 @@ def draw(strategy: st.SearchStrategy, n: int) -> list:
 
 def _model_for(path: str) -> str:
     if ":" in path:
-        return MODELS["native"]
+        return MODELS["native.embed" if "mbedContent" in path else "native"]
     for prefix, model in MODELS.items():
         if path.startswith(prefix):
             return model
