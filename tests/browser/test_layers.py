@@ -10,7 +10,7 @@ import pytest
 from django.db import OperationalError
 
 from studio.models import Asset, Generation
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import ARTIFACTS, sign_in
 from tests.web.test_layers_views import shapes_png
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -106,6 +106,6 @@ def test_sequential_set_strip_with_keyboard(page, live_asgi, alice):
     lightbox = page.locator("#set-lightbox")
     assert lightbox.is_visible()
     assert page.locator("#lightbox-image").get_attribute("src") == f"/assets/{frames[1].id}/file"
-    page.screenshot(path="test-artifacts/test_sequential_set_lightbox.png")
+    page.screenshot(path=str(ARTIFACTS / "test_sequential_set_lightbox.png"))
     page.keyboard.press("Escape")
     assert not lightbox.is_visible()
