@@ -207,6 +207,28 @@ STUDIO_MEDIA_URL_TTL = int(env("STUDIO_MEDIA_URL_TTL", str(24 * 3600)))
 # Allow client-supplied URLs that resolve to private addresses (only for closed networks).
 STUDIO_FETCH_ALLOW_PRIVATE = env_bool("STUDIO_FETCH_ALLOW_PRIVATE", False)
 
+# The video engine: seconds before a new task's first poll, a factor on the poll schedule
+# (2, 3, 5, 8, 12 s), the age past which an unfinished task is expired, how long after creation an
+# upstream's "not found" means "not visible yet", a worker's lease on a task it polls, whether
+# upstreams are asked for callbacks, the largest video mirrored and the time allowed to copy it,
+# and a factor on the pauses between client webhook retries (1, 4, 16, 60 s).
+STUDIO_VIDEO_FIRST_POLL = float(env("STUDIO_VIDEO_FIRST_POLL") or 2.0)
+STUDIO_VIDEO_POLL_SCALE = float(env("STUDIO_VIDEO_POLL_SCALE") or 1.0)
+STUDIO_VIDEO_MAX_TASK_AGE = float(env("STUDIO_VIDEO_MAX_TASK_AGE") or 259200.0)
+STUDIO_VIDEO_NOT_FOUND_GRACE = float(env("STUDIO_VIDEO_NOT_FOUND_GRACE") or 120.0)
+STUDIO_VIDEO_LEASE_SECONDS = float(env("STUDIO_VIDEO_LEASE_SECONDS") or 60.0)
+STUDIO_VIDEO_CALLBACKS = env("STUDIO_VIDEO_CALLBACKS", "1").strip().lower() in ("1", "true", "yes", "on")
+STUDIO_VIDEO_MIRROR_MAX_BYTES = int(float(env("STUDIO_VIDEO_MIRROR_MAX_BYTES") or 512 * 1024 * 1024))
+STUDIO_VIDEO_MIRROR_TIMEOUT = float(env("STUDIO_VIDEO_MIRROR_TIMEOUT") or 120.0)
+STUDIO_VIDEO_WEBHOOK_BACKOFF = float(env("STUDIO_VIDEO_WEBHOOK_BACKOFF") or 1.0)
+
+# The sandbox: the pause between its streamed chunks (words: a fifth of it), how long it takes to
+# make a video, and how long a render stays claimed without renewal (after which another process
+# takes over the render of one that died).
+STUDIO_SANDBOX_DELAY = float(env("STUDIO_SANDBOX_DELAY", "0.15"))
+STUDIO_SANDBOX_VIDEO_SECONDS = float(env("STUDIO_SANDBOX_VIDEO_SECONDS", "4"))
+STUDIO_SANDBOX_RENDER_LEASE = float(env("STUDIO_SANDBOX_RENDER_LEASE", "30"))
+
 # Where the shared rate-limit and budget counters live in Redis (names start with this).
 STUDIO_COUNTER_PREFIX = env("STUDIO_COUNTER_PREFIX", "studio:spend:")
 
@@ -223,8 +245,10 @@ STUDIO_READY_WORKER_SECONDS = float(env("STUDIO_READY_WORKER_SECONDS", "30"))
 # processes of a host) sums the metrics of several processes.
 STUDIO_METRICS = env_bool("STUDIO_METRICS", True)
 STUDIO_METRICS_TOKEN = env("STUDIO_METRICS_TOKEN", "")
-if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-    Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
+# prometheus-client reads the variable itself too (where each process writes its values).
+PROMETHEUS_MULTIPROC_DIR = env("PROMETHEUS_MULTIPROC_DIR", "")
+if PROMETHEUS_MULTIPROC_DIR:
+    Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
 # One JSON line per /v1 request on the "studio.requests" logger; prompts only when asked for.
 STUDIO_REQUEST_LOG = env_bool("STUDIO_REQUEST_LOG", True)
 STUDIO_LOG_PROMPTS = env_bool("STUDIO_LOG_PROMPTS", False)

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-os.environ.setdefault("STUDIO_SANDBOX_DELAY", "0")
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
@@ -23,6 +22,7 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.STUDIO_INPROCESS_WORKER = False
+    settings.STUDIO_SANDBOX_DELAY = 0  # the sandbox streams without pauses unless a test slows it
     settings.STUDIO_RECORDER_RETRY_DELAYS = (0.05, 0.2)  # a failing record must not hold drain() for minutes
 
 

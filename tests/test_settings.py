@@ -1,9 +1,11 @@
 """Production settings: a DEBUG-off start with the public development key is refused; the
 documented production environment (compose.yaml's) passes ``manage.py check --deploy`` clean; a
-local install with no environment still runs (in development mode)."""
+local install with no environment still runs (in development mode); the knobs other modules read
+come from the environment once, with their documented defaults."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -77,3 +79,51 @@ def test_a_secret_key_alone_means_debug_off(tmp_path):
                         "django.setup(); from django.conf import settings; print(settings.DEBUG)"],
                  {"SECRET_KEY": secrets.token_urlsafe(50)}, tmp_path)
     assert result.stdout.strip() == "False", result.stderr
+
+
+# Knobs read once from the environment into settings, which the sandbox, the video engine and the
+# metrics read; their defaults.
+KNOBS = {
+    "STUDIO_SANDBOX_DELAY": 0.15, "STUDIO_SANDBOX_VIDEO_SECONDS": 4.0, "STUDIO_SANDBOX_RENDER_LEASE": 30.0,
+    "STUDIO_VIDEO_FIRST_POLL": 2.0, "STUDIO_VIDEO_POLL_SCALE": 1.0, "STUDIO_VIDEO_MAX_TASK_AGE": 259200.0,
+    "STUDIO_VIDEO_NOT_FOUND_GRACE": 120.0, "STUDIO_VIDEO_LEASE_SECONDS": 60.0, "STUDIO_VIDEO_CALLBACKS": True,
+    "STUDIO_VIDEO_MIRROR_MAX_BYTES": 536870912, "STUDIO_VIDEO_MIRROR_TIMEOUT": 120.0,
+    "STUDIO_VIDEO_WEBHOOK_BACKOFF": 1.0, "PROMETHEUS_MULTIPROC_DIR": "",
+}
+
+
+def settings_seen(env: dict[str, str], tmp_path: Path) -> dict:
+    code = ("import json, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'studio.settings'; "
+            "from django.conf import settings; "
+            f"print(json.dumps({{name: getattr(settings, name) for name in {list(KNOBS)!r}}}))")
+    result = run(["-c", code], env, tmp_path)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_without_environment_the_knobs_have_their_documented_defaults(tmp_path):
+    assert settings_seen({}, tmp_path) == KNOBS
+
+
+def test_the_knobs_come_from_the_environment(tmp_path):
+    folder = tmp_path / "prometheus"
+    env = {"STUDIO_SANDBOX_DELAY": "0.5", "STUDIO_SANDBOX_VIDEO_SECONDS": "0", "STUDIO_SANDBOX_RENDER_LEASE": "3",
+           "STUDIO_VIDEO_FIRST_POLL": "0.5", "STUDIO_VIDEO_POLL_SCALE": "0.25", "STUDIO_VIDEO_MAX_TASK_AGE": "3600",
+           "STUDIO_VIDEO_NOT_FOUND_GRACE": "7", "STUDIO_VIDEO_LEASE_SECONDS": "3", "STUDIO_VIDEO_CALLBACKS": "off",
+           "STUDIO_VIDEO_MIRROR_MAX_BYTES": "1000", "STUDIO_VIDEO_MIRROR_TIMEOUT": "9",
+           "STUDIO_VIDEO_WEBHOOK_BACKOFF": "0", "PROMETHEUS_MULTIPROC_DIR": str(folder)}
+    assert settings_seen(env, tmp_path) == {
+        "STUDIO_SANDBOX_DELAY": 0.5, "STUDIO_SANDBOX_VIDEO_SECONDS": 0.0, "STUDIO_SANDBOX_RENDER_LEASE": 3.0,
+        "STUDIO_VIDEO_FIRST_POLL": 0.5, "STUDIO_VIDEO_POLL_SCALE": 0.25, "STUDIO_VIDEO_MAX_TASK_AGE": 3600.0,
+        "STUDIO_VIDEO_NOT_FOUND_GRACE": 7.0, "STUDIO_VIDEO_LEASE_SECONDS": 3.0, "STUDIO_VIDEO_CALLBACKS": False,
+        "STUDIO_VIDEO_MIRROR_MAX_BYTES": 1000, "STUDIO_VIDEO_MIRROR_TIMEOUT": 9.0,
+        "STUDIO_VIDEO_WEBHOOK_BACKOFF": 0.0, "PROMETHEUS_MULTIPROC_DIR": str(folder),
+    }
+    assert folder.is_dir()  # made for prometheus-client, which writes there from the first metric
+
+
+def test_an_empty_video_knob_means_its_default_and_callbacks_take_the_usual_words(tmp_path):
+    seen = settings_seen({"STUDIO_VIDEO_FIRST_POLL": "", "STUDIO_VIDEO_CALLBACKS": " ON "}, tmp_path)
+    assert seen["STUDIO_VIDEO_FIRST_POLL"] == 2.0 and seen["STUDIO_VIDEO_CALLBACKS"] is True
+    for raw in ("0", "no", "false"):
+        assert settings_seen({"STUDIO_VIDEO_CALLBACKS": raw}, tmp_path)["STUDIO_VIDEO_CALLBACKS"] is False

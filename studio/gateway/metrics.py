@@ -76,7 +76,7 @@ def enabled() -> bool:
 
 
 def multiprocess() -> bool:
-    return bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+    return bool(settings.PROMETHEUS_MULTIPROC_DIR)
 
 
 # -- updates (the request path: no query, no await) ---------------------------------------------

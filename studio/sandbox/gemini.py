@@ -15,13 +15,13 @@ import binascii
 import hashlib
 import hmac
 import io
-import os
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from django.conf import settings
 from PIL import Image
 
 from studio.sandbox import imaging
@@ -54,7 +54,7 @@ MODELS: dict[str, SandboxModel] = {
 
 def chunk_delay() -> float:
     """Pause between streamed chunks so the studio shows frames arriving (0 in tests)."""
-    return float(os.environ.get("STUDIO_SANDBOX_DELAY", "0.15"))
+    return settings.STUDIO_SANDBOX_DELAY
 
 
 class GeminiError(Exception):

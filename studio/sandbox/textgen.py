@@ -16,12 +16,12 @@ after a few words, ``[status:NNN]`` answers with that HTTP error before anything
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from django.conf import settings
 
 FAIL_MIDSTREAM = "[fail-midstream]"
 _STATUS_MARKER = re.compile(r"\[status:(\d{3})\]")
@@ -37,7 +37,7 @@ JSON_OBJECT_SCHEMA = {"type": "object", "properties": {"answer": {"type": "strin
 
 def word_delay() -> float:
     """Pause between streamed words (0 in tests; small by default so pages show typing)."""
-    return float(os.environ.get("STUDIO_SANDBOX_DELAY", "0.15")) / 5
+    return settings.STUDIO_SANDBOX_DELAY / 5
 
 
 def count_tokens(text: str) -> int:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import httpx
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import close_old_connections, connection
@@ -55,12 +56,12 @@ Record = Callable[[SandboxVideoJob], dict]
 
 
 def pace() -> float:
-    return float(os.environ.get("STUDIO_SANDBOX_VIDEO_SECONDS", "4"))
+    return settings.STUDIO_SANDBOX_VIDEO_SECONDS
 
 
 def render_lease() -> float:
     """Seconds a render stays claimed without renewal: how soon another process takes over a dead one's."""
-    return float(os.environ.get("STUDIO_SANDBOX_RENDER_LEASE", "30"))
+    return settings.STUDIO_SANDBOX_RENDER_LEASE
 
 
 @dataclass

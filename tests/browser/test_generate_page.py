@@ -44,8 +44,8 @@ def test_sign_in_generate_native_with_live_frames(page, live_asgi, alice):
     tile.wait_for()
 
 
-def test_kappa_shows_partial_previews_then_images(page, live_asgi, alice, monkeypatch):
-    monkeypatch.setenv("STUDIO_SANDBOX_DELAY", "0.6")
+def test_kappa_shows_partial_previews_then_images(page, live_asgi, alice, settings):
+    settings.STUDIO_SANDBOX_DELAY = 0.6
     sign_in(page, live_asgi, "alice", "pw-alice-123")
     page.get_by_label("Model", exact=True).select_option("kappa-image-1")
     assert page.locator("#opt-size option").all_inner_texts() == ["1024x1024", "1536x1024", "1024x1536", "auto"]
@@ -124,8 +124,8 @@ def test_compare_two_models_side_by_side(page, live_asgi, alice):
 
 
 def test_reload_mid_job_catches_up_and_another_device_follows(page, browser, live_asgi, alice, make_account,
-                                                             monkeypatch):
-    monkeypatch.setenv("STUDIO_SANDBOX_DELAY", "0.8")
+                                                             settings):
+    settings.STUDIO_SANDBOX_DELAY = 0.8
     make_account("bob")
     sign_in(page, live_asgi, "alice", "pw-alice-123")
     page.get_by_label("Model", exact=True).select_option("delta-3-pro-image")

@@ -43,9 +43,9 @@ def worker_on(settings):
 
 
 @pytest.fixture
-def slow_video(fast_video, monkeypatch):  # noqa: F811 - after it, to override its pace
+def slow_video(fast_video, settings):  # noqa: F811 - after it, to override its pace
     """Sandbox tasks take several seconds, long enough to watch their progress."""
-    monkeypatch.setenv("STUDIO_SANDBOX_VIDEO_SECONDS", "8")
+    settings.STUDIO_SANDBOX_VIDEO_SECONDS = 8
 
 
 def chip(page, group: str, text: str):

@@ -79,8 +79,8 @@ async def test_compare_reports_a_refused_model_and_runs_the_others(alice):
     await settle()
 
 
-async def test_team_member_follows_a_team_job_live_and_outsider_gets_nothing(alice, make_account, monkeypatch):
-    monkeypatch.setenv("STUDIO_SANDBOX_DELAY", "0.25")  # a slow vendor, so the job is still running
+async def test_team_member_follows_a_team_job_live_and_outsider_gets_nothing(alice, make_account, settings):
+    settings.STUDIO_SANDBOX_DELAY = 0.25  # a slow vendor, so the job is still running
     bob = await sync_to_async(make_account)("bob")
     carol = await sync_to_async(make_account)("carol")
     team = await make_team(alice=Role.MEMBER, bob=Role.VIEWER)

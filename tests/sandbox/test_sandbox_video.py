@@ -19,8 +19,8 @@ AUTH = {"Authorization": "Bearer sandbox"}
 
 
 @pytest.fixture
-async def sandbox(monkeypatch, transactional_db):
-    monkeypatch.setenv("STUDIO_SANDBOX_VIDEO_SECONDS", "0")
+async def sandbox(settings, transactional_db):
+    settings.STUDIO_SANDBOX_VIDEO_SECONDS = 0
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=application),
                                  base_url="http://sandbox.studio.internal") as client:
         yield client
@@ -75,8 +75,8 @@ async def test_ark_first_and_last_frame_interpolation_uses_the_frames(sandbox, t
     assert info["height"] == 480 and info["width"] == 854  # adaptive follows the 16:9 first frame
 
 
-async def test_ark_pacing_moves_queued_running_succeeded(sandbox, monkeypatch):
-    monkeypatch.setenv("STUDIO_SANDBOX_VIDEO_SECONDS", "0.9")
+async def test_ark_pacing_moves_queued_running_succeeded(sandbox, settings):
+    settings.STUDIO_SANDBOX_VIDEO_SECONDS = 0.9
     body = {"model": "m", "content": [{"type": "text", "text": "x"}], "resolution": "480p", "duration": 1}
     task_id = (await sandbox.post(ARK, json=body, headers=AUTH)).json()["id"]
     seen = []

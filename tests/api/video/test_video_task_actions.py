@@ -17,10 +17,9 @@ C_BODY = {"model": "alpha-2.0-mini", "prompt": "a kite", "duration": 4, "resolut
 
 
 @pytest.fixture
-def slow_video(monkeypatch, settings, tmp_path):
+def slow_video(settings):
     """Sandbox tasks stay queued for a while, so there is time to cancel them."""
-    monkeypatch.setenv("STUDIO_SANDBOX_VIDEO_SECONDS", "90")
-    monkeypatch.setenv("STUDIO_SANDBOX_VIDEO_DIR", str(tmp_path / "sandbox-video"))
+    settings.STUDIO_SANDBOX_VIDEO_SECONDS = 90
     settings.STUDIO_VIDEO_FIRST_POLL = 60
 
 

@@ -13,10 +13,9 @@ from studio.gateway.video import webhooks as video_webhooks
 
 
 @pytest.fixture
-def fast_video(monkeypatch, settings, tmp_path):
+def fast_video(settings):
     """Sandbox tasks finish as soon as their video is rendered; the first poll is due at once."""
-    monkeypatch.setenv("STUDIO_SANDBOX_VIDEO_SECONDS", "0")
-    monkeypatch.setenv("STUDIO_SANDBOX_VIDEO_DIR", str(tmp_path / "sandbox-video"))
+    settings.STUDIO_SANDBOX_VIDEO_SECONDS = 0
     settings.STUDIO_VIDEO_FIRST_POLL = 0
     settings.STUDIO_VIDEO_POLL_SCALE = 0
     settings.STUDIO_VIDEO_CALLBACKS = True
