@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.db.models import Q
 from django.utils import timezone
 
 from studio.core.errors import BadRequest, NotFound, TaskNotCancellable
@@ -87,8 +88,9 @@ async def list_tasks(principal: Principal, protocol_name: str, query: TaskFilter
         rows = rows.filter(model_id=query.model)
     if query.service_tier:
         tier = query.service_tier
-        rows = rows.filter(request__service_tier=tier) if tier != "default" else rows.exclude(
-            request__service_tier="flex")
+        # A task created without a tier is on the default one.
+        rows = rows.filter(request__service_tier=tier) if tier != "default" else rows.filter(
+            ~Q(request__has_key="service_tier") | ~Q(request__service_tier="flex"))
     total = await rows.acount()
     start = (query.page_num - 1) * query.page_size
     page = [view_of(task) async for task in rows.order_by("-created", "-id")[start:start + query.page_size]]
