@@ -1,0 +1,118 @@
+"""The request log line: one JSON object per /v1 request with who, what, how long and how much;
+never a key; the prompt only when given (and of any family's body, without media)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from decimal import Decimal
+
+import orjson
+import pytest
+
+from studio.core.principal import Principal
+from studio.gateway.cost import Usage
+from studio.gateway.request_log import PROMPT_LIMIT, RequestLine, prompt_of, write
+
+PRINCIPAL = Principal(user_id=7, key_id=3, key_prefix="sk-studio-ab12")
+
+
+@pytest.fixture
+def request_lines():
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler = Keep()
+    logger = logging.getLogger("studio.requests")
+    logger.addHandler(handler)
+    yield records
+    logger.removeHandler(handler)
+
+
+def line(**fields) -> RequestLine:
+    values = dict(request_id="req-1", method="POST", path="/v1/chat/completions", family="chat", status=200,
+                  latency_ms=123.456, first_byte_ms=45.67)
+    values.update(fields)
+    return RequestLine(**values)
+
+
+def test_a_full_line_names_who_what_how_long_and_how_much() -> None:
+    usage = Usage(input_tokens=12, output_tokens=30, images=[("1024x1024", "high"), ("1024x1024", "high")])
+    fields = line(principal=PRINCIPAL, model="omicron-4-mini", upstream="openai-main", usage=usage,
+                  cost_usd=Decimal("0.001250")).fields()
+    assert fields == {
+        "request_id": "req-1", "method": "POST", "path": "/v1/chat/completions", "family": "chat",
+        "key_prefix": "sk-studio-ab12", "user_id": 7, "model": "omicron-4-mini", "upstream": "openai-main",
+        "status": 200, "latency_ms": 123.5, "first_byte_ms": 45.7, "input_tokens": 12, "output_tokens": 30,
+        "images": 2, "cost_usd": "0.00125",
+    }
+
+
+def test_a_refused_request_has_nulls_and_zeros_where_nothing_is_known() -> None:
+    fields = line(status=401, family="").fields()
+    assert fields["key_prefix"] is None and fields["user_id"] is None
+    assert fields["model"] is None and fields["upstream"] is None and fields["cost_usd"] is None
+    assert (fields["input_tokens"], fields["output_tokens"], fields["images"]) == (0, 0, 0)
+    assert "prompt" not in fields
+
+
+def test_a_free_call_costs_zero_not_null() -> None:
+    assert line(principal=PRINCIPAL, cost_usd=Decimal("0")).fields()["cost_usd"] == "0"
+
+
+def test_the_prompt_is_in_the_line_only_when_given() -> None:
+    assert line(prompt="a red fox").fields()["prompt"] == "a red fox"
+
+
+def test_write_logs_the_line_as_one_json_object(request_lines) -> None:
+    write(line(principal=PRINCIPAL, model="omicron-4-mini"))
+    [record] = request_lines
+    assert record.levelno == logging.INFO and record.name == "studio.requests"
+    message = record.getMessage()
+    assert "\n" not in message
+    entry = json.loads(message)
+    assert entry["request_id"] == "req-1" and entry["key_prefix"] == "sk-studio-ab12"
+    assert "key" not in entry and "secret" not in message
+
+
+def test_nothing_is_written_when_the_logger_is_off(request_lines) -> None:
+    logger = logging.getLogger("studio.requests")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        write(line())
+    finally:
+        logger.setLevel(level)
+    assert request_lines == []
+
+
+@pytest.mark.parametrize(("body", "prompt"), [
+    ({"prompt": "a lighthouse at dusk", "size": "1024x1024"}, "a lighthouse at dusk"),  # images, video C
+    ({"model": "m", "messages": [{"role": "user", "content": "first"}, {"role": "user", "content": "last"}]},
+     "last"),  # chat
+    ({"messages": [{"role": "user", "content": [{"type": "text", "text": "what is this"},
+                                                {"type": "image", "source": {"data": "iVBOR..."}}]}]},
+     "what is this"),  # messages, with an image left out
+    ({"input": "tell me a joke"}, "tell me a joke"),  # responses, as a string
+    ({"input": [{"role": "user", "content": [{"type": "input_text", "text": "earlier"}]},
+                {"role": "user", "content": [{"type": "input_text", "text": "now"}]}]}, "now"),  # responses, items
+    ({"contents": [{"role": "user", "parts": [{"text": "a cat"}, {"inlineData": {"data": "AAAA"}}]}]},
+     "a cat"),  # native
+    ({"content": [{"type": "text", "text": "waves at night"}, {"type": "image_url", "image_url": {"url": "x"}}]},
+     "waves at night"),  # video protocol A
+])
+def test_the_prompt_of_each_family(body: dict, prompt: str) -> None:
+    assert prompt_of(orjson.dumps(body)) == prompt
+
+
+@pytest.mark.parametrize("raw", [b"not json", b"[1, 2]", b'{"model": "m"}', b'{"messages": []}',
+                                 b'{"contents": [{"parts": [{"inlineData": {"data": "AAAA"}}]}]}'])
+def test_no_prompt_where_there_is_none(raw: bytes) -> None:
+    assert prompt_of(raw) is None
+
+
+def test_a_long_prompt_is_cut() -> None:
+    assert prompt_of(orjson.dumps({"prompt": "x" * (PROMPT_LIMIT + 500)})) == "x" * PROMPT_LIMIT
