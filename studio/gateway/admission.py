@@ -183,14 +183,15 @@ async def admit(principal: Principal, model: ModelEntry, estimate: Usage, *, tok
     if outcome.refused >= 0:
         i = outcome.refused
         if i < n:
-            seen = limits.windows(plan.rules[:i], outcome.values[:i], now)
-            raise limits.refusal(plan.rules[i], outcome.values[i], now, seen)
+            seen = limits.windows(plan.rules[:i], outcome.values[:i], outcome.previous[:i], now)
+            raise limits.refusal(plan.rules[i], plan.checks[i].need, outcome.values[i], outcome.previous[i], now,
+                                 seen)
         hold = holds[i - n]
         await _alert(hold.budget, "hard", hold, outcome.values[i])
         raise budgets.refusal(hold.budget, now)
     ticket.holds, ticket.reserved_nano = holds, reserve
     ticket.token_keys, ticket.reserved_tokens = plan.token_keys, tokens
-    ticket.headers = limits.headers(limits.windows(plan.rules, outcome.values[:n], now))
+    ticket.headers = limits.headers(limits.windows(plan.rules, outcome.values[:n], outcome.previous[:n], now))
     return ticket
 
 

@@ -6,12 +6,21 @@ or none. In Redis, the operations a process queues while its previous script run
 travel together in the next run (one pre-loaded script, ``EVALSHA``, executing them in order),
 so under load one round trip serves many requests' admissions and settlements alike, and each
 check still sees every addition made before it, by any process.
+
+Redis Cluster: every script run declares each key it touches in ``KEYS``, and every counter key
+carries the whole prefix as its hash tag (``{studio:spend:}rl:...``), so all the keys of a run
+live in one slot. The alternative, splitting a run by slot, would spread the counters over the
+shards but cannot keep one admission atomic: a call's check spans its key's limits and the
+budgets of its key, user and team, which no per-principal tag puts in one slot, and a batch
+would cost one round trip per shard instead of one. All counters on one shard is the price;
+they are small integers, and one script run serves a whole batch.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 import time
 import weakref
@@ -28,7 +37,11 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class Check:
     """Refuse when ``value + need > limit`` (``limit`` < 0: never); otherwise add ``add``.
-    A counter that does not exist starts at ``base`` and expires after ``ttl`` seconds (0: never)."""
+    A counter that does not exist starts at ``base`` and expires after ``ttl`` seconds (0: never).
+
+    With ``previous`` (a sliding window) ``value`` also counts the ``previous`` counter times
+    ``weight``, the share of the previous window still inside the sliding one (rounded down, as
+    the ``limits`` library's sliding-window counter does); only ``key`` is added to."""
 
     key: str
     limit: int
@@ -36,12 +49,15 @@ class Check:
     add: int
     ttl: int
     base: int = 0
+    previous: str = ""
+    weight: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
     refused: int  # index of the first refused check, -1 when admitted
     values: tuple[int, ...]  # after the additions (or, when refused, as found)
+    previous: tuple[int, ...] = ()  # each check's previous-window counter (0 without one)
 
 
 Done = Callable[[tuple[int, ...] | None], None]
@@ -70,33 +86,51 @@ class Counters(Protocol):
 
 
 # One script for a whole batch of operations, run atomically in the order they were queued. The
-# batch is one JSON argument (decoding it in Redis costs this process nothing, where encoding
-# dozens of arguments one by one cost more than the rest of a request): a list of operations,
-# ``["a", key, limit, need, add, ttl, base, key, ...]`` (check-and-add, all or none) or
-# ``["d", key, delta, ttl, ...]`` (add). Integers stay exact up to 2^53 (nano-dollars: $9M).
-# The keys are named in the argument, not in KEYS: a single Redis, not a cluster.
+# keys come in KEYS, each operation taking the next ones in order; the rest of the batch is one
+# JSON argument (decoding it in Redis costs this process nothing, where encoding dozens of
+# arguments one by one cost more than the rest of a request): a list of operations,
+# ``["a", limit, need, add, ttl, base, weight, limit, ...]`` (check-and-add, all or none; each
+# check takes its counter's key and, when ``weight`` >= 0, its previous window's key) or
+# ``["d", delta, ttl, ...]`` (add; one key each). Integers stay exact up to 2^53 (nano-dollars:
+# $9M). A check-and-add answers ``{refused, value..., previous...}``.
 BATCH = """
 local out = {}
+local k = 0
 for o, op in ipairs(cjson.decode(ARGV[1])) do
   local vals = {}
   if op[1] == 'a' then
     local n = (#op - 1) / 6
-    local found, refused = {}, 0
+    local keys, prevs, found, refused = {}, {}, {}, 0
+    for i = 1, n do
+      k = k + 1
+      keys[i] = KEYS[k]
+      prevs[i] = 0
+      if op[i * 6 + 1] >= 0 then
+        k = k + 1
+        prevs[i] = KEYS[k]
+      end
+    end
     for i = 1, n do
       local b = 1 + (i - 1) * 6
-      local v = redis.call('GET', op[b + 1])
+      local v = redis.call('GET', keys[i])
       found[i] = v ~= false
-      if v then v = tonumber(v) else v = op[b + 6] end
+      if v then v = tonumber(v) else v = op[b + 5] end
       vals[i] = v
-      if op[b + 2] >= 0 and v + op[b + 3] > op[b + 2] then
+      local seen = v
+      if prevs[i] ~= 0 then
+        local p = tonumber(redis.call('GET', prevs[i]) or 0)
+        if p < 0 then p = 0 end
+        prevs[i] = p
+        seen = v + math.floor(p * op[b + 6])
+      end
+      if refused == 0 and op[b + 1] >= 0 and seen + op[b + 2] > op[b + 1] then
         refused = i
-        break
       end
     end
     if refused == 0 then
       for i = 1, n do
         local b = 1 + (i - 1) * 6
-        local key, add, ttl = op[b + 1], op[b + 4], op[b + 5]
+        local key, add, ttl = keys[i], op[b + 3], op[b + 4]
         vals[i] = vals[i] + add
         if found[i] then
           redis.call('INCRBY', key, add)
@@ -107,12 +141,16 @@ for o, op in ipairs(cjson.decode(ARGV[1])) do
         end
       end
     end
+    for i = 1, n do
+      vals[n + i] = prevs[i]
+    end
     table.insert(vals, 1, refused)
   else
-    for i = 1, (#op - 1) / 3 do
-      local b = 1 + (i - 1) * 3
-      local key, ttl = op[b + 1], op[b + 3]
-      vals[i] = redis.call('INCRBY', key, op[b + 2])
+    for i = 1, (#op - 1) / 2 do
+      local b = 1 + (i - 1) * 2
+      k = k + 1
+      local key, ttl = KEYS[k], op[b + 2]
+      vals[i] = redis.call('INCRBY', key, op[b + 1])
       if ttl > 0 and redis.call('TTL', key) < 0 then redis.call('EXPIRE', key, ttl) end
     end
   end
@@ -137,13 +175,32 @@ MAX_BATCH = 256
 # before it gets a run of its own: settling is off the response path, and this halves round trips.
 SETTLE_DELAY = 0.05
 
+def tagged(prefix: str) -> str:
+    """``prefix`` as a Redis Cluster hash tag (kept as it is when it already holds one)."""
+    start = prefix.find("{")
+    if start >= 0 and prefix.find("}", start + 2) > start:
+        return prefix
+    return "{" + prefix + "}"
+
+
+def packed_keys(keys: Sequence[str]) -> tuple[bytes, int]:
+    """``keys`` as RESP bulk strings, ready to go into a command (and how many)."""
+    out = b""
+    for key in keys:
+        raw = key.encode()
+        out += b"$%d\r\n%b\r\n" % (len(raw), raw)
+    return out, len(keys)
+
+
 class _Op:
-    """One queued operation: its keys and arguments, and who hears the answer."""
+    """One queued operation: its keys (packed) and arguments, and who hears the answer."""
 
-    __slots__ = ("spec", "future", "then")
+    __slots__ = ("spec", "keys", "nkeys", "future", "then")
 
-    def __init__(self, spec: list[str | int], future: asyncio.Future | None, then: Done | None) -> None:
+    def __init__(self, spec: list[str | int | float], keys: Sequence[str], future: asyncio.Future | None,
+                 then: Done | None) -> None:
         self.spec, self.future, self.then = spec, future, then
+        self.keys, self.nkeys = packed_keys(keys)
 
     def answer(self, values: list | None, error: BaseException | None) -> None:
         if self.future is not None:
@@ -168,7 +225,7 @@ class RedisCounters:
         from redis.asyncio import Redis
 
         self.redis = Redis.from_url(url, **settings.REDIS_CONNECTION_OPTIONS)
-        self.prefix = prefix
+        self.prefix = tagged(prefix)
         self._batch = self.redis.register_script(BATCH)
         self._slot = self.redis.register_script(SLOT)
         # Script runs go one at a time (one flusher), so they need no pool: one connection of
@@ -201,7 +258,7 @@ class RedisCounters:
             while self._queue:
                 ops, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
                 try:
-                    results = await self._run(orjson.dumps([op.spec for op in ops]))
+                    results = await self._run(ops)
                 except Exception as exc:
                     for op in ops:
                         op.answer(None, exc)
@@ -217,20 +274,31 @@ class RedisCounters:
         finally:
             self._flusher = None
 
-    async def _run(self, payload: bytes) -> list:
+    def _command(self, ops: list[_Op]) -> bytes:
+        """``EVALSHA`` of the batch script over ``ops``, packed as Redis reads it (built here in
+        one go: the client's generic packing costs more per key than the rest of an admission)."""
+        payload = orjson.dumps([op.spec for op in ops])
+        nkeys = sum(op.nkeys for op in ops)
+        count = str(nkeys).encode()
+        return b"".join((b"*%d\r\n$7\r\nEVALSHA\r\n$40\r\n%b\r\n$%d\r\n%b\r\n"
+                         % (nkeys + 4, self._batch.sha.encode(), len(count), count),
+                         *(op.keys for op in ops), b"$%d\r\n%b\r\n" % (len(payload), payload)))
+
+    async def _run(self, ops: list[_Op]) -> list:
         """One run of the batch script on the flusher's connection (loading it once if Redis
         does not know it yet)."""
         from redis.exceptions import NoScriptError
 
         conn = self._conn
+        command = self._command(ops)
         try:
             try:
-                await conn.send_command("EVALSHA", self._batch.sha, 0, payload)
+                await conn.send_packed_command(command, check_health=False)
                 return await conn.read_response()
             except NoScriptError:
                 await conn.send_command("SCRIPT", "LOAD", self._batch.script)
                 await conn.read_response()
-                await conn.send_command("EVALSHA", self._batch.sha, 0, payload)
+                await conn.send_packed_command(command, check_health=False)
                 return await conn.read_response()
         except BaseException as exc:
             from redis.exceptions import ResponseError
@@ -240,20 +308,31 @@ class RedisCounters:
             raise
 
     async def apply(self, checks: Sequence[Check]) -> Outcome:
-        spec: list[str | int] = ["a"]
+        spec: list[str | int | float] = ["a"]
+        keys: list[str] = []
+        prefix = self.prefix
         for c in checks:
-            spec += [self.prefix + c.key, c.limit, c.need, c.add, c.ttl, c.base]
+            keys.append(prefix + c.key)
+            if c.previous:
+                keys.append(prefix + c.previous)
+                spec += [c.limit, c.need, c.add, c.ttl, c.base, c.weight]
+            else:
+                spec += [c.limit, c.need, c.add, c.ttl, c.base, -1]
         future = asyncio.get_running_loop().create_future()
-        self._submit(_Op(spec, future, None))
+        self._submit(_Op(spec, keys, future, None))
         result = await future
-        return Outcome(int(result[0]) - 1, tuple(int(v) for v in result[1:]))
+        n = len(checks)
+        return Outcome(int(result[0]) - 1, tuple(int(v) for v in result[1:n + 1]),
+                       tuple(int(v) for v in result[n + 1:]))
 
     def _add_op(self, changes: Sequence[tuple[str, int, int]], future: asyncio.Future | None,
                 then: Done | None) -> _Op:
-        spec: list[str | int] = ["d"]
+        spec: list[str | int | float] = ["d"]
+        keys: list[str] = []
         for key, delta, ttl in changes:
-            spec += [self.prefix + key, delta, ttl]
-        return _Op(spec, future, then)
+            keys.append(self.prefix + key)
+            spec += [delta, ttl]
+        return _Op(spec, keys, future, then)
 
     async def add(self, changes: Sequence[tuple[str, int, int]]) -> tuple[int, ...]:
         future = asyncio.get_running_loop().create_future()
@@ -306,16 +385,23 @@ class MemoryCounters:
     async def apply(self, checks: Sequence[Check]) -> Outcome:
         now = time.time()
         with self.lock:
-            values = []
+            values, previous, refused = [], [], -1
             for i, c in enumerate(checks):
                 value = self._get(c.key, now)
                 values.append(c.base if value is None else value)
-                if c.limit >= 0 and values[i] + c.need > c.limit:
-                    return Outcome(i, tuple(values))
-            for i, c in enumerate(checks):
-                values[i] += c.add
-                self._set(c.key, values[i], c.ttl, now)
-            return Outcome(-1, tuple(values))
+                seen = values[i]
+                if c.previous:
+                    previous.append(max(self._get(c.previous, now) or 0, 0))
+                    seen += math.floor(previous[i] * c.weight)
+                else:
+                    previous.append(0)
+                if refused < 0 and c.limit >= 0 and seen + c.need > c.limit:
+                    refused = i
+            if refused < 0:
+                for i, c in enumerate(checks):
+                    values[i] += c.add
+                    self._set(c.key, values[i], c.ttl, now)
+            return Outcome(refused, tuple(values), tuple(previous))
 
     async def add(self, changes: Sequence[tuple[str, int, int]]) -> tuple[int, ...]:
         return self._add(changes)

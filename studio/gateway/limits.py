@@ -1,8 +1,12 @@
 """Rate limits: requests, tokens and images per minute per key and per key-and-model.
 
-Fixed one-minute windows counted in ``counters`` (shared through Redis). A token limit is held
-like a budget: the call reserves its estimate (prompt plus the most it may write) and settles
-what the upstream reported. Concurrent video tasks are slots held until the task ends.
+A sliding one-minute window, counted the way the ``limits`` library's sliding-window counter
+does: each clock minute has a counter in ``counters`` (shared through Redis), and a call is
+admitted when this minute's count plus the previous minute's count times the share of the
+previous minute still inside the last 60 seconds (rounded down) leaves room for it, so no burst
+across a minute boundary gets twice the limit. A token limit is held like a budget: the call
+reserves its estimate (prompt plus the most it may write) and settles what the upstream
+reported. Concurrent video tasks are slots held until the task ends.
 """
 
 from __future__ import annotations
@@ -56,34 +60,59 @@ def entries_for(snap: Snapshot, principal: Principal, model_id: str) -> list[tup
 def plan(entries: list[tuple[str, LimitEntry]], key_id: int, *, requests: int, tokens: int, images: int,
          now: float) -> Plan:
     minute = int(now // MINUTE)
+    weight = 1 - (now - minute * MINUTE) / MINUTE  # the share of the previous minute still counted
     out = Plan()
     for scope, entry in entries:
         for what, limit, amount in (("requests", entry.rpm, requests), ("tokens", entry.tpm, tokens),
                                     ("images", entry.ipm, images)):
             if limit is None or (what == "images" and amount == 0):
                 continue
-            key = f"rl:{key_id}:{scope or '*'}:{UNIT[what]}:{minute}"
+            base = f"rl:{key_id}:{scope or '*'}:{UNIT[what]}:"
+            key = f"{base}{minute}"
             # A call larger than a whole minute's tokens is admitted alone in an empty window.
             need = min(amount, limit) if what == "tokens" else amount
-            out.checks.append(Check(key=key, limit=limit, need=need, add=amount, ttl=2 * MINUTE))
+            out.checks.append(Check(key=key, limit=limit, need=need, add=amount, ttl=2 * MINUTE,
+                                    previous=f"{base}{minute - 1}", weight=weight))
             out.rules.append(Rule(what, limit, scope))
             if what == "tokens":
                 out.token_keys.append(key)
     return out
 
 
-def reset_in(now: float) -> float:
-    return MINUTE - (now % MINUTE)
+def count(value: int, previous: int, now: float) -> int:
+    """The sliding window's count: this minute's plus the previous minute's share still inside."""
+    return value + math.floor(previous * (1 - (now % MINUTE) / MINUTE))
 
 
-def windows(rules: list[Rule], values: tuple[int, ...], now: float) -> dict[str, Window]:
+def reset_in(value: int, previous: int, now: float) -> float:
+    """Seconds until the count is back to 0 (OpenAI's reset: the limit at its initial state)."""
+    into = now % MINUTE
+    if value > 0:  # this minute's count must slide out in the next one until under 1
+        return MINUTE - into + MINUTE * (1 - 1 / value)
+    if previous > 0:
+        return max(MINUTE * (1 - 1 / previous) - into, 0.0)
+    return 0.0
+
+
+def wait_for(need: int, limit: int, value: int, previous: int, now: float) -> float:
+    """Seconds until a call needing ``need`` fits (with nothing else added meanwhile): the first
+    moment the previous minute has slid out far enough, in this minute or in the next."""
+    into = now % MINUTE
+    if need > limit:  # never fits: say when the window turns
+        return MINUTE - into
+    if value + need <= limit:
+        room = limit - need - value
+        return max(MINUTE * (1 - (room + 1) / previous) - into, 0.0) if previous > 0 else 0.0
+    return MINUTE - into + max(MINUTE * (1 - (limit - need + 1) / value), 0.0)
+
+
+def windows(rules: list[Rule], values: tuple[int, ...], previous: tuple[int, ...], now: float) -> dict[str, Window]:
     out: dict[str, Window] = {}
-    reset = reset_in(now)
-    for rule, value in zip(rules, values, strict=False):
-        remaining = max(rule.limit - value, 0)
+    for rule, value, prev in zip(rules, values, previous, strict=False):
+        remaining = max(rule.limit - count(value, prev, now), 0)
         known = out.get(rule.what)
         if known is None or remaining < known.remaining:
-            out[rule.what] = Window(rule.limit, remaining, reset)
+            out[rule.what] = Window(rule.limit, remaining, reset_in(value, prev, now))
     return out
 
 
@@ -105,13 +134,17 @@ def headers(found: dict[str, Window]) -> dict[str, str]:
     return out
 
 
-def refusal(rule: Rule, value: int, now: float, found: dict[str, Window]) -> LimitExceeded:
-    reset = reset_in(now)
+def refusal(rule: Rule, need: int, value: int, previous: int, now: float,
+            found: dict[str, Window]) -> LimitExceeded:
+    """The 429 of a call needing ``need`` that ``rule`` refused (``value`` / ``previous``: the
+    counters as found); ``retry_after``: whole seconds until such a call would fit (at least 1)."""
+    used = count(value, previous, now)
+    retry = int(wait_for(need, rule.limit, value, previous, now)) + 1  # the first whole second after
     where = f" for model '{rule.scope}'" if rule.scope else ""
     message = (f"rate limit reached: {rule.limit} {rule.what} per minute{where} for this API key "
-               f"(used {min(value, rule.limit)}); try again in {duration(reset)}")
-    found = {**found, rule.what: Window(rule.limit, max(rule.limit - value, 0), reset)}
-    return LimitExceeded(message, code="rate_limit_exceeded", retry_after=reset,
+               f"(used {min(used, rule.limit)} in the last minute); try again in {retry}s")
+    found = {**found, rule.what: Window(rule.limit, max(rule.limit - used, 0), reset_in(value, previous, now))}
+    return LimitExceeded(message, code="rate_limit_exceeded", retry_after=retry,
                          details={"limit": rule.what, "headers": headers(found)})
 
 

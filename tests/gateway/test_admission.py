@@ -115,9 +115,40 @@ async def test_requests_per_minute_with_headers_then_429(backend, at):  # noqa: 
         await admission.admit(ALICE, MODEL, Usage(), snap=s)
     assert refused.value.details["limit"] == "requests"
     assert refused.value.details["headers"]["x-ratelimit-remaining-requests"] == "0"
-    assert refused.value.retry_after == 45
-    at["t"] += 45  # the next minute
+    assert refused.value.retry_after == 46  # the first whole second after the minute turns
+    at["t"] += 45  # the next minute: the last 60 seconds still hold both requests
+    with pytest.raises(LimitExceeded):
+        await admission.admit(ALICE, MODEL, Usage(), snap=s)
+    at["t"] += 1  # as retry-after said: one has slid out far enough
     await charge_one(s)
+
+
+async def test_a_burst_across_a_minute_boundary_gets_no_more_than_the_limit(backend, at):  # noqa: F811
+    s = snap(limits_={(10, ""): LimitEntry(rpm=10)})
+    at["t"] = datetime(2026, 3, 31, 12, 0, 50, tzinfo=UTC).timestamp()
+    for _ in range(10):  # the whole limit at the end of one minute
+        await charge_one(s)
+    at["t"] += 20  # 12:01:10: five sixths of the previous minute are still inside the window
+
+    async def tries(n: int) -> list[admission.Ticket | None]:
+        out = []
+        for _ in range(n):
+            try:
+                out.append(await charge_one(s))
+            except LimitExceeded:
+                out.append(None)
+        return out
+
+    burst = await tries(10)
+    admitted = [t for t in burst if t is not None]
+    assert len(admitted) == 2  # 10 x 50/60: 8 still count, room for 2, not 10 more
+    assert admitted[-1].headers["x-ratelimit-remaining-requests"] == "0"
+    at["t"] += 20  # 12:01:30: half of the previous minute counts (5) plus the 3 of this one
+    again = await charge_one(s)
+    assert again.headers["x-ratelimit-remaining-requests"] == "2"
+    assert again.headers["x-ratelimit-reset-requests"] == "1m10s"  # until this minute's 3 slide out
+    at["t"] += 90  # 12:03:00: the window is empty again
+    assert all(t is not None for t in await tries(10))
 
 
 async def test_tokens_per_minute_reserve_the_estimate_and_settle_the_real_count(backend, at):  # noqa: F811

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from decimal import Decimal
 from studio.core.entries import BudgetEntry, LimitEntry, ModelEntry, PriceEntry, Snapshot
 from studio.core.errors import RateLimited
 from studio.core.principal import Principal
-from studio.gateway import admission
+from studio.gateway import admission, clock
 from studio.gateway.cost import Usage
 
 model = ModelEntry("m", "text", frozenset({"chat"}), {}, "openai", "t", 0)
@@ -37,6 +38,8 @@ if kind == "rpm":
 else:
     snap.budgets = {("key", 10): (BudgetEntry(1, "key", 10, amount * 10**9, "day", 80, label="b"),)}
 principal = Principal(user_id=1, key_id=10)
+moment = [0.0]
+clock.now = lambda: moment[0]
 
 async def one():
     try:
@@ -49,34 +52,53 @@ async def one():
 
 async def main():
     print("ready", flush=True)
-    sys.stdin.readline()  # start together
-    admitted = sum(await asyncio.gather(*(one() for _ in range(25))))
-    await admission.drain()
-    print(json.dumps({"admitted": admitted}))
+    for line in sys.stdin:  # each line: the clock of one burst, sent to both at once
+        moment[0] = float(line)
+        admitted = sum(await asyncio.gather(*(one() for _ in range(25))))
+        await admission.drain()
+        print(json.dumps({"admitted": admitted}), flush=True)
 
 asyncio.run(main())
 """
 
 
-@pytest.mark.parametrize(("kind", "amount"), [("rpm", 30), ("budget", 35)])
-def test_a_limit_holds_across_two_processes_sharing_redis(kind, amount):
-    if not redis_available():
-        pytest.skip("no Redis at " + TEST_REDIS)
+def bursts(kind: str, amount: int, moments: list[float]) -> list[int]:
+    """Two processes sharing Redis each try 25 calls at each moment; how many got through, per moment."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "studio.settings", "REDIS_URL": TEST_REDIS,
            "STUDIO_COUNTER_PREFIX": f"test-mp:{uuid.uuid4().hex}:", "PYTHONPATH": str(REPO)}
     children = [subprocess.Popen([sys.executable, "-c", CHILD, kind, str(amount)], cwd=REPO, env=env,
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 for _ in range(2)]
-    for child in children:  # both imported and waiting: start them at once
-        assert child.stdout.readline().strip() == "ready", child.stderr.read()[-2000:]
-    for child in children:
-        child.stdin.write("go\n")
-        child.stdin.flush()
-    outputs = [child.communicate(timeout=120) for child in children]
-    for child, (_, err) in zip(children, outputs, strict=True):
-        assert child.returncode == 0, err[-2000:]
-    admitted = [json.loads(out.strip().splitlines()[-1])["admitted"] for out, _ in outputs]
-    assert sum(admitted) == amount  # 50 tried (25 each, so both took part), exactly the limit got through
+    try:
+        for child in children:  # both imported and waiting: start them at once
+            assert child.stdout.readline().strip() == "ready", child.stderr.read()[-2000:]
+        out = []
+        for moment in moments:
+            for child in children:
+                child.stdin.write(f"{moment}\n")
+                child.stdin.flush()
+            lines = [child.stdout.readline() for child in children]
+            for child, line in zip(children, lines, strict=True):
+                assert line, child.stderr.read()[-2000:]
+            out.append(sum(json.loads(line)["admitted"] for line in lines))
+        for child in children:
+            child.stdin.close()
+            assert child.wait(timeout=120) == 0, child.stderr.read()[-2000:]
+        return out
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+
+
+def test_a_limit_holds_across_two_processes_sharing_redis():
+    if not redis_available():
+        pytest.skip("no Redis at " + TEST_REDIS)
+    # 50 tried (25 each, so both took part), exactly the limit got through.
+    assert bursts("budget", 35, [time.time()]) == [35]
+    minute = (time.time() // 60) * 60
+    # 30 at 50 s into a minute; 20 s later five sixths of them still count: room for 5 more.
+    assert bursts("rpm", 30, [minute + 50, minute + 70]) == [30, 5]
 
 
 async def test_check_and_add_is_all_or_nothing(backend):  # noqa: F811
@@ -98,8 +120,6 @@ async def test_counters_start_from_their_base_and_once_is_once(backend):  # noqa
 
 
 async def test_slots_are_held_until_freed_or_expired(backend):  # noqa: F811
-    import time
-
     store = counters.get()
     until = time.time() + 60
     assert (await store.take_slot("v", "t1", 2, until))[0]

@@ -19,13 +19,15 @@ def test_key_wide_and_per_model_limits_both_apply():
     assert limits.entries_for(snap, Principal(user_id=1), "m") == []  # a studio user has no key limits
 
 
-def test_plan_counts_requests_tokens_and_images_in_this_minutes_window():
+def test_plan_counts_requests_tokens_and_images_in_this_minutes_window_weighing_the_last():
     plan = limits.plan([("", LimitEntry(rpm=5, tpm=100, ipm=3))], 10, requests=1, tokens=40, images=2, now=NOW)
     assert [(r.what, r.limit) for r in plan.rules] == [("requests", 5), ("tokens", 100), ("images", 3)]
     assert [c.add for c in plan.checks] == [1, 40, 2]
     assert len({c.key for c in plan.checks}) == 3 and plan.token_keys == [plan.checks[1].key]
     later = limits.plan([("", LimitEntry(rpm=5))], 10, requests=1, tokens=0, images=0, now=NOW + 60)
     assert later.checks[0].key != plan.checks[0].key  # a new minute, a new counter
+    assert later.checks[0].previous == plan.checks[0].key  # ...and the old one still counts
+    assert plan.checks[0].weight == 0.25  # 45 s into the minute: a quarter of the last one is inside
 
 
 def test_a_call_bigger_than_the_token_limit_needs_only_an_empty_window():
@@ -40,7 +42,7 @@ def test_a_text_call_does_not_touch_the_image_limit():
 
 def test_headers_report_the_tightest_window():
     rules = [limits.Rule("requests", 5, ""), limits.Rule("requests", 2, "m")]
-    found = limits.windows(rules, (3, 1), NOW)
+    found = limits.windows(rules, (3, 1), (0, 0), NOW)
     assert limits.headers(found) == {"x-ratelimit-limit-requests": "2", "x-ratelimit-remaining-requests": "1",
                                      "x-ratelimit-reset-requests": "15s"}
 
@@ -51,11 +53,29 @@ def test_durations_in_openais_spelling():
     assert limits.duration(360) == "6m0s"
 
 
+def test_sliding_count_remaining_and_reset():
+    # 45 s into a minute: 8 of this minute, 20 of the last one (a quarter of it still inside).
+    found = limits.windows([limits.Rule("requests", 20, "")], (8,), (20,), NOW)
+    assert limits.headers(found) == {"x-ratelimit-limit-requests": "20", "x-ratelimit-remaining-requests": "7",
+                                     "x-ratelimit-reset-requests": "1m7.5s"}  # when the 8 are under 1
+    nothing_now = limits.windows([limits.Rule("requests", 20, "")], (0,), (3,), NOW)  # 3 x 1/4: under one
+    assert nothing_now["requests"].remaining == 20 and nothing_now["requests"].reset == 0
+
+
 def test_refusal_names_the_limit_and_carries_headers_and_retry_after():
-    error = limits.refusal(limits.Rule("tokens", 100, "m"), 130, NOW, {})
-    assert isinstance(error, LimitExceeded) and error.status == 429 and error.retry_after == 15
+    error = limits.refusal(limits.Rule("tokens", 100, "m"), 100, 130, 0, NOW, {})
+    # 130 of this minute: a 100-token call fits once all but 1 of them have slid out of the window.
+    assert isinstance(error, LimitExceeded) and error.status == 429 and error.retry_after == 75
     assert "100 tokens per minute for model 'm'" in error.message
     assert error.details["headers"]["x-ratelimit-remaining-tokens"] == "0"
+
+
+def test_retry_after_is_when_the_previous_minute_has_slid_out_enough():
+    # 45 s in: 2 this minute, 16 in the last (4 still count), limit 6: one more fits once under 4.
+    error = limits.refusal(limits.Rule("requests", 6, ""), 1, 2, 16, NOW, {})
+    assert error.retry_after == 1  # at least a second, even when the wait is shorter
+    error = limits.refusal(limits.Rule("requests", 5, ""), 1, 5, 0, NOW, {})
+    assert error.retry_after == 16  # the minute turns in 15 s; the 5 must slide below 5
 
 
 def test_video_slots_per_scope():
