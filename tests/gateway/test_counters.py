@@ -149,3 +149,60 @@ async def test_settlements_queued_without_waiting_are_applied_and_reported(backe
     await store.flush()
     assert seen == [(2,), (4,), (6,), (8,), (10,)]
     assert await store.add([("s", 0, 60)]) == (10,)
+
+
+async def test_every_key_a_script_touches_is_declared_and_all_share_one_cluster_slot(backend, settings):  # noqa: F811
+    """What Redis Cluster needs of a script run, seen through MONITOR on a single Redis."""
+    if backend != "redis":
+        pytest.skip("a Redis check")
+    from redis.asyncio import Redis
+    from redis.crc import key_slot
+
+    prefix = counters.tagged(settings.STUDIO_COUNTER_PREFIX)
+    seen: list[dict] = []
+    sentinel = f"done-{uuid.uuid4().hex}"
+    watcher = Redis.from_url(TEST_REDIS)
+    monitor = watcher.monitor()
+    await monitor.connect()
+    await monitor.connection.send_command("MONITOR")
+    assert await monitor.connection.read_response() in (b"OK", "OK")
+
+    async def watch() -> None:
+        while True:
+            event = await monitor.next_command()
+            if sentinel in event["command"]:
+                return
+            if prefix in event["command"]:
+                seen.append(event)
+
+    watching = asyncio.create_task(watch())
+    store = counters.get()
+    sliding = [Check("rl:1:*:rpm:9", limit=5, need=1, add=1, ttl=60, previous="rl:1:*:rpm:8", weight=0.5),
+               Check("rl:1:m:tpm:9", limit=100, need=10, add=10, ttl=60, previous="rl:1:m:tpm:8", weight=0.5),
+               Check("b:1:0", limit=10**9, need=1, add=1, ttl=0, base=3)]
+    await asyncio.gather(*(store.apply(sliding) for _ in range(6)),  # the sixth is refused
+                         store.add([("b:1:0", -1, 0), ("rl:1:m:tpm:9", 5, 60)]))
+    store.add_later([("b:2:0", 4, 60)])
+    await store.flush()
+    assert (await store.take_slot("vs:1:*", "task", 1, time.time() + 60))[0]
+    await watcher.echo(sentinel)
+    await asyncio.wait_for(watching, 10)
+    await monitor.connection.disconnect()
+    await watcher.aclose()
+
+    declared: set[str] = set()
+    touched: set[str] = set()
+    runs = 0
+    for event in seen:
+        args = event["command"].split(" ")
+        if event["client_type"] == "lua":
+            touched.add(args[1])
+        elif args[0].upper() in ("EVALSHA", "EVAL"):
+            runs += 1
+            keys = args[3:3 + int(args[2])]
+            assert keys and all(key.startswith(prefix) for key in keys)
+            assert len({key_slot(key.encode()) for key in keys}) == 1  # one slot per call
+            declared.update(keys)
+    assert runs >= 3 and f"{prefix}rl:1:*:rpm:8" in touched  # the previous window was read...
+    assert touched <= declared  # ...and every key a script touched was named in KEYS
+    assert len({key_slot(key.encode()) for key in declared}) == 1  # the hash tag: one slot for all
