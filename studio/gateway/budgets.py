@@ -73,15 +73,22 @@ class Hold:
     ttl: int
 
 
+@functools.lru_cache(maxsize=4096)
+def _hold(budget: BudgetEntry, day: int) -> tuple[Hold, int]:
+    """A budget's counter on one UTC day and its base (worked out once a day per budget, not per
+    call); the counter outlives its period by at least a day."""
+    start, end = window(budget.period, day * DAY)
+    return (Hold(budget, counter_key(budget, start), start, ttl_of(end, day * DAY)),
+            budget.base_nano if budget.base_window == start else 0)
+
+
 def checks(entries: list[BudgetEntry], reserve_nano: int, now: float) -> tuple[list[Check], list[Hold]]:
     found, holds = [], []
+    day, need = int(now // DAY), max(reserve_nano, 1)
     for budget in entries:
-        start, end = window(budget.period, now)
-        key, ttl = counter_key(budget, start), ttl_of(end, now)
-        base = budget.base_nano if budget.base_window == start else 0
-        found.append(Check(key=key, limit=budget.limit_nano, need=max(reserve_nano, 1), add=reserve_nano,
-                           ttl=ttl, base=base))
-        holds.append(Hold(budget, key, start, ttl))
+        hold, base = _hold(budget, day)
+        found.append(Check(hold.key, budget.limit_nano, need, reserve_nano, hold.ttl, base))
+        holds.append(hold)
     return found, holds
 
 

@@ -34,14 +34,16 @@ from django.conf import settings
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Check:
     """Refuse when ``value + need > limit`` (``limit`` < 0: never); otherwise add ``add``.
     A counter that does not exist starts at ``base`` and expires after ``ttl`` seconds (0: never).
 
     With ``previous`` (a sliding window) ``value`` also counts the ``previous`` counter times
     ``weight``, the share of the previous window still inside the sliding one (rounded down, as
-    the ``limits`` library's sliding-window counter does); only ``key`` is added to."""
+    the ``limits`` library's sliding-window counter does); only ``key`` is added to.
+
+    Not changed once made (yet not frozen: one is built for every call, and frozen costs more)."""
 
     key: str
     limit: int
@@ -183,13 +185,10 @@ def tagged(prefix: str) -> str:
     return "{" + prefix + "}"
 
 
-def packed_keys(keys: Sequence[str]) -> tuple[bytes, int]:
-    """``keys`` as RESP bulk strings, ready to go into a command (and how many)."""
-    out = b""
-    for key in keys:
-        raw = key.encode()
-        out += b"$%d\r\n%b\r\n" % (len(raw), raw)
-    return out, len(keys)
+def packed(key: str) -> bytes:
+    """``key`` as a RESP bulk string, ready to go into a command."""
+    raw = key.encode()
+    return b"$%d\r\n%b\r\n" % (len(raw), raw)
 
 
 class _Op:
@@ -197,10 +196,10 @@ class _Op:
 
     __slots__ = ("spec", "keys", "nkeys", "future", "then")
 
-    def __init__(self, spec: list[str | int | float], keys: Sequence[str], future: asyncio.Future | None,
+    def __init__(self, spec: list[str | int | float], keys: list[bytes], future: asyncio.Future | None,
                  then: Done | None) -> None:
         self.spec, self.future, self.then = spec, future, then
-        self.keys, self.nkeys = packed_keys(keys)
+        self.keys, self.nkeys = b"".join(keys), len(keys)
 
     def answer(self, values: list | None, error: BaseException | None) -> None:
         if self.future is not None:
@@ -232,6 +231,7 @@ class RedisCounters:
         # their own, used directly, costs half the client's per-command work.
         pool = self.redis.connection_pool
         self._conn = pool.connection_class(**pool.connection_kwargs)
+        self._packed: dict[str, bytes] = {}  # counter name → its key, packed (a minute's worth)
         self._queue: list[_Op] = []
         self._flusher: asyncio.Task | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -307,14 +307,22 @@ class RedisCounters:
                 await conn.disconnect()
             raise
 
+    def _key(self, name: str) -> bytes:
+        found = self._packed.get(name)
+        if found is None:
+            if len(self._packed) >= 4096:  # counters are named after their minute or period
+                self._packed.clear()
+            found = self._packed[name] = packed(self.prefix + name)
+        return found
+
     async def apply(self, checks: Sequence[Check]) -> Outcome:
         spec: list[str | int | float] = ["a"]
-        keys: list[str] = []
-        prefix = self.prefix
+        keys: list[bytes] = []
+        key = self._key
         for c in checks:
-            keys.append(prefix + c.key)
+            keys.append(key(c.key))
             if c.previous:
-                keys.append(prefix + c.previous)
+                keys.append(key(c.previous))
                 spec += [c.limit, c.need, c.add, c.ttl, c.base, c.weight]
             else:
                 spec += [c.limit, c.need, c.add, c.ttl, c.base, -1]
@@ -328,9 +336,9 @@ class RedisCounters:
     def _add_op(self, changes: Sequence[tuple[str, int, int]], future: asyncio.Future | None,
                 then: Done | None) -> _Op:
         spec: list[str | int | float] = ["d"]
-        keys: list[str] = []
+        keys: list[bytes] = []
         for key, delta, ttl in changes:
-            keys.append(self.prefix + key)
+            keys.append(self._key(key))
             spec += [delta, ttl]
         return _Op(spec, keys, future, then)
 

@@ -11,6 +11,7 @@ reported. Concurrent video tasks are slots held until the task ends.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -21,6 +22,8 @@ from studio.gateway.counters import Check
 
 MINUTE = 60
 UNIT = {"requests": "rpm", "tokens": "tpm", "images": "ipm"}
+HEADERS = {what: (f"x-ratelimit-limit-{what}", f"x-ratelimit-remaining-{what}", f"x-ratelimit-reset-{what}")
+           for what in UNIT}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,25 +60,39 @@ def entries_for(snap: Snapshot, principal: Principal, model_id: str) -> list[tup
     return found
 
 
+@functools.lru_cache(maxsize=1024)
+def _counters(entries: tuple[tuple[str, LimitEntry], ...], key_id: int,
+              minute: int) -> tuple[tuple[Rule, str, str], ...]:
+    """Each limit of ``entries`` with its counter this minute and the previous minute's (worked
+    out once a minute per key, not per call)."""
+    out = []
+    for scope, entry in entries:
+        for what, limit in (("requests", entry.rpm), ("tokens", entry.tpm), ("images", entry.ipm)):
+            if limit is not None:
+                base = f"rl:{key_id}:{scope or '*'}:{UNIT[what]}:"
+                out.append((Rule(what, limit, scope), f"{base}{minute}", f"{base}{minute - 1}"))
+    return tuple(out)
+
+
 def plan(entries: list[tuple[str, LimitEntry]], key_id: int, *, requests: int, tokens: int, images: int,
          now: float) -> Plan:
     minute = int(now // MINUTE)
     weight = 1 - (now - minute * MINUTE) / MINUTE  # the share of the previous minute still counted
     out = Plan()
-    for scope, entry in entries:
-        for what, limit, amount in (("requests", entry.rpm, requests), ("tokens", entry.tpm, tokens),
-                                    ("images", entry.ipm, images)):
-            if limit is None or (what == "images" and amount == 0):
+    for rule, key, previous in _counters(tuple(entries), key_id, minute):
+        what, limit = rule.what, rule.limit
+        if what == "requests":
+            need = amount = requests
+        elif what == "tokens":
+            amount = tokens
+            need = min(amount, limit)  # a call larger than a whole minute's tokens needs an empty window
+            out.token_keys.append(key)
+        else:
+            if images == 0:
                 continue
-            base = f"rl:{key_id}:{scope or '*'}:{UNIT[what]}:"
-            key = f"{base}{minute}"
-            # A call larger than a whole minute's tokens is admitted alone in an empty window.
-            need = min(amount, limit) if what == "tokens" else amount
-            out.checks.append(Check(key=key, limit=limit, need=need, add=amount, ttl=2 * MINUTE,
-                                    previous=f"{base}{minute - 1}", weight=weight))
-            out.rules.append(Rule(what, limit, scope))
-            if what == "tokens":
-                out.token_keys.append(key)
+            need = amount = images
+        out.checks.append(Check(key, limit, need, amount, 2 * MINUTE, 0, previous, weight))
+        out.rules.append(rule)
     return out
 
 
@@ -108,8 +125,9 @@ def wait_for(need: int, limit: int, value: int, previous: int, now: float) -> fl
 
 def windows(rules: list[Rule], values: tuple[int, ...], previous: tuple[int, ...], now: float) -> dict[str, Window]:
     out: dict[str, Window] = {}
+    weight = 1 - (now % MINUTE) / MINUTE
     for rule, value, prev in zip(rules, values, previous, strict=False):
-        remaining = max(rule.limit - count(value, prev, now), 0)
+        remaining = max(rule.limit - value - math.floor(prev * weight), 0)  # limit - count(...)
         known = out.get(rule.what)
         if known is None or remaining < known.remaining:
             out[rule.what] = Window(rule.limit, remaining, reset_in(value, prev, now))
@@ -128,9 +146,10 @@ def duration(seconds: float) -> str:
 def headers(found: dict[str, Window]) -> dict[str, str]:
     out = {}
     for what, w in found.items():
-        out[f"x-ratelimit-limit-{what}"] = str(w.limit)
-        out[f"x-ratelimit-remaining-{what}"] = str(w.remaining)
-        out[f"x-ratelimit-reset-{what}"] = duration(w.reset)
+        limit, remaining, reset = HEADERS[what]
+        out[limit] = str(w.limit)
+        out[remaining] = str(w.remaining)
+        out[reset] = duration(w.reset)
     return out
 
 
