@@ -31,6 +31,8 @@ from typing import Protocol
 import orjson
 from django.conf import settings
 
+from studio.gateway import redis_link
+
 logger = logging.getLogger(__name__)
 
 
@@ -211,7 +213,7 @@ class _Op:
                 self.future.set_result(values)
         elif self.then is not None:
             try:
-                self.then(None if error is not None else tuple(int(v) for v in values or ()))
+                self.then(None if error is not None else tuple(values or ()))
             except Exception:
                 logger.exception("a counter callback failed")
 
@@ -227,10 +229,9 @@ class RedisCounters:
         self.prefix = tagged(prefix)
         self._batch = self.redis.register_script(BATCH)
         self._slot = self.redis.register_script(SLOT)
-        # Script runs go one at a time (one flusher), so they need no pool: one connection of
-        # their own, used directly, costs half the client's per-command work.
-        pool = self.redis.connection_pool
-        self._conn = pool.connection_class(**pool.connection_kwargs)
+        # Script runs go one at a time (one flusher), so they need no pool: one lean connection
+        # of their own.
+        self._link = redis_link.Link(url, settings.REDIS_CONNECTION_OPTIONS["socket_timeout"])
         self._packed: dict[str, bytes] = {}  # counter name → its key, packed (a minute's worth)
         self._queue: list[_Op] = []
         self._flusher: asyncio.Task | None = None
@@ -289,23 +290,12 @@ class RedisCounters:
         does not know it yet)."""
         from redis.exceptions import NoScriptError
 
-        conn = self._conn
         command = self._command(ops)
         try:
-            try:
-                await conn.send_packed_command(command, check_health=False)
-                return await conn.read_response()
-            except NoScriptError:
-                await conn.send_command("SCRIPT", "LOAD", self._batch.script)
-                await conn.read_response()
-                await conn.send_packed_command(command, check_health=False)
-                return await conn.read_response()
-        except BaseException as exc:
-            from redis.exceptions import ResponseError
-
-            if not isinstance(exc, ResponseError):  # a reply half read: start clean next time
-                await conn.disconnect()
-            raise
+            return await self._link.call(command)
+        except NoScriptError:
+            await self._link.call(redis_link.pack("SCRIPT", "LOAD", self._batch.script))
+            return await self._link.call(command)
 
     def _key(self, name: str) -> bytes:
         found = self._packed.get(name)
@@ -318,20 +308,19 @@ class RedisCounters:
     async def apply(self, checks: Sequence[Check]) -> Outcome:
         spec: list[str | int | float] = ["a"]
         keys: list[bytes] = []
-        key = self._key
+        known = self._packed
         for c in checks:
-            keys.append(key(c.key))
+            keys.append(known.get(c.key) or self._key(c.key))
             if c.previous:
-                keys.append(key(c.previous))
+                keys.append(known.get(c.previous) or self._key(c.previous))
                 spec += [c.limit, c.need, c.add, c.ttl, c.base, c.weight]
             else:
                 spec += [c.limit, c.need, c.add, c.ttl, c.base, -1]
         future = asyncio.get_running_loop().create_future()
         self._submit(_Op(spec, keys, future, None))
         result = await future
-        n = len(checks)
-        return Outcome(int(result[0]) - 1, tuple(int(v) for v in result[1:n + 1]),
-                       tuple(int(v) for v in result[n + 1:]))
+        n = len(checks)  # the script's numbers come back as integers
+        return Outcome(result[0] - 1, tuple(result[1:n + 1]), tuple(result[n + 1:]))
 
     def _add_op(self, changes: Sequence[tuple[str, int, int]], future: asyncio.Future | None,
                 then: Done | None) -> _Op:
@@ -345,7 +334,7 @@ class RedisCounters:
     async def add(self, changes: Sequence[tuple[str, int, int]]) -> tuple[int, ...]:
         future = asyncio.get_running_loop().create_future()
         self._submit(self._add_op(changes, future, None))
-        return tuple(int(v) for v in await future)
+        return tuple(await future)
 
     def add_later(self, changes: Sequence[tuple[str, int, int]], then: Done | None = None) -> None:
         self._defer(self._add_op(changes, None, then))
