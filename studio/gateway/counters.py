@@ -31,8 +31,6 @@ from typing import Protocol
 import orjson
 from django.conf import settings
 
-from studio.gateway import redis_link
-
 logger = logging.getLogger(__name__)
 
 
@@ -225,6 +223,8 @@ class RedisCounters:
     def __init__(self, url: str, prefix: str) -> None:
         from redis.asyncio import Redis
 
+        from studio.gateway import redis_link
+
         self.redis = Redis.from_url(url, **settings.REDIS_CONNECTION_OPTIONS)
         self.prefix = tagged(prefix)
         self._batch = self.redis.register_script(BATCH)
@@ -288,13 +288,11 @@ class RedisCounters:
     async def _run(self, ops: list[_Op]) -> list:
         """One run of the batch script on the flusher's connection (loading it once if Redis
         does not know it yet)."""
-        from redis.exceptions import NoScriptError
-
         command = self._command(ops)
         try:
             return await self._link.call(command)
-        except NoScriptError:
-            await self._link.call(redis_link.pack("SCRIPT", "LOAD", self._batch.script))
+        except self._link.NoScript:
+            await self._link.call(self._link.pack("SCRIPT", "LOAD", self._batch.script))
             return await self._link.call(command)
 
     def _key(self, name: str) -> bytes:

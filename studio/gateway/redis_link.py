@@ -62,6 +62,9 @@ def _expire(future: asyncio.Future) -> None:
 
 
 class Link:
+    NoScript = NoScriptError  # what ``call`` raises when Redis does not know a script
+    pack = staticmethod(pack)
+
     def __init__(self, url: str, timeout: float) -> None:
         self.options = parse_url(url)
         self.timeout = timeout
