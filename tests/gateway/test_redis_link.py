@@ -52,3 +52,16 @@ async def test_a_lost_or_silent_connection_fails_the_call_and_the_next_one_recon
     finally:
         link.close()
     await asyncio.sleep(0)
+
+
+def test_it_runs_on_uvloop_too():
+    uvloop = pytest.importorskip("uvloop")
+
+    async def ping() -> bytes:
+        link = Link(TEST_REDIS, timeout=5)
+        try:
+            return await link.call(pack("PING"))
+        finally:
+            link.close()
+
+    assert uvloop.run(ping()) == b"PONG"
