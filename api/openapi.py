@@ -32,7 +32,9 @@ _documented: dict[str, type[Schema]] = {}
 
 
 def schema_ref(schema: type[Schema]) -> dict[str, str]:
-    _documented[schema.__name__] = schema
+    # Two families' Schemas may share a name (``CountTokensRequest``): the first documented
+    # (the native family's, whose router is imported first) is the one the document shows.
+    _documented.setdefault(schema.__name__, schema)
     return {"$ref": REF.format(model=schema.__name__)}
 
 

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import logging
-
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from ninja.errors import HttpError, ValidationError
 
-from api import embeddings, models_list
-from api.body_limit import too_large_response
+from api import embeddings, failures, models_list
 from api.docs import OfflineSwagger
 from api.errors import error_response
 from api.images import files
-from api.images import routes as images
+from api.images import router as images
 from api.native import models as native_models
-from api.native import routes as native
+from api.native import router as native
 from api.openapi import Api
-from api.text import chat, messages, responses
+from api.text import routes as text
 from api.video import ark, dashscope, generic
 from studio.core.errors import BadRequest, GatewayError, NotFound
-
-logger = logging.getLogger(__name__)
 
 api = Api(
     title="Studio gateway",
@@ -33,7 +28,7 @@ api = Api(
 )
 # Order matters where paths overlap: ``models/{model}:generateContent`` before ``models/{model}``.
 for router in (native.router, models_list.router, ark.router, dashscope.router, generic.router, images.router,
-               files.router, chat.router, messages.router, responses.router, embeddings.router):
+               files.router, text.chat_router, text.messages_router, text.responses_router, embeddings.router):
     api.add_router("", router)
 
 # The native family again under ``/v1beta``, the Gemini API's own version, so its official client
@@ -44,10 +39,10 @@ for router in (native.router, native_models.router):
     beta.add_router("", router)
 
 
-@api.exception_handler(GatewayError)
-@beta.exception_handler(GatewayError)
-def on_gateway_error(request: HttpRequest, exc: GatewayError) -> HttpResponse:
-    return error_response(request, exc)
+for answering in (api, beta):  # the handlers ``api.direct`` shares
+    answering.add_exception_handler(GatewayError, failures.on_gateway_error)
+    answering.add_exception_handler(RequestDataTooBig, failures.on_body_too_big)
+    answering.add_exception_handler(Exception, failures.on_unexpected)
 
 
 @api.exception_handler(ValidationError)
@@ -62,19 +57,6 @@ def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespo
 @beta.exception_handler(HttpError)
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return error_response(request, GatewayError(str(exc), status=exc.status_code))
-
-
-@api.exception_handler(RequestDataTooBig)
-@beta.exception_handler(RequestDataTooBig)
-def on_body_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
-    return too_large_response(request)
-
-
-@api.exception_handler(Exception)
-@beta.exception_handler(Exception)
-def on_unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
-    logger.exception("unhandled error on %s", request.path)
-    return error_response(request, GatewayError("internal error"))
 
 
 async def not_found(request: HttpRequest, rest: str = "") -> HttpResponse:

@@ -119,11 +119,21 @@ class ApiASGIHandler(ASGIHandler):
             logger.error("%s: %s", response.reason_phrase, request.path)
         return response
 
+    async def _respond(self, request: Any) -> Any:
+        """The innermost handler: a direct route (``api.direct``) without the URL resolver, else Django's."""
+        found = self._find_direct(request.method, request.path_info)
+        if found is None:
+            return await self._get_response_async(request)
+        return await self._respond_direct(request, *found)
+
     def load_middleware(self, is_async: bool = False) -> None:
+        from api import direct
+
+        self._find_direct, self._respond_direct = direct.find, direct.respond
         self._view_middleware = []
         self._template_response_middleware = []
         self._exception_middleware = []
-        handler = convert_exception_to_response(self._get_response_async)
+        handler = convert_exception_to_response(self._respond)
         for path in reversed(settings.API_MIDDLEWARE):
             middleware = import_string(path)
             if not getattr(middleware, "async_capable", False):

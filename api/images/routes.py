@@ -14,19 +14,13 @@ from django.http import HttpRequest, HttpResponse
 
 from api.auth import bearer_key, principal_for
 from api.body import json_object
-from api.errors import OPENAI
 from api.images.forms import form_body
 from api.images.render import layered_events, response_body, standard_events
-from api.images.schemas import ImageEditForm, ImageEditRequest, ImageGenerationRequest
-from api.openapi import BEARER, body_doc
-from api.routing import FamilyRouter
 from api.sse import data_frame, named_frame, start_stream
 from studio.core.images import ImageJob
 from studio.core.principal import Principal
 from studio.gateway.images import engine as images_engine
 from studio.gateway.images.record import ImagesRecord
-
-router = FamilyRouter(OPENAI, security=BEARER, tags=["images"])
 
 
 async def respond(request: HttpRequest, job: ImageJob, principal: Principal) -> HttpResponse:
@@ -47,16 +41,12 @@ def _frame(frame: Any) -> list[bytes]:
     return data_frame(payload) if name is None else named_frame(name, payload)
 
 
-@router.post("/images/generations", openapi_extra=body_doc(json=ImageGenerationRequest),
-             summary="Generate images (standard or layered/sequential extension)")
 async def generations(request: HttpRequest) -> HttpResponse:
     principal = await principal_for(bearer_key(request))
     job = await images_engine.prepare_generation(principal, json_object(request))
     return await respond(request, job, principal)
 
 
-@router.post("/images/edits", openapi_extra=body_doc(json=ImageEditRequest, multipart=ImageEditForm),
-             summary="Edit images (inpainting, outpainting, references)")
 async def edits(request: HttpRequest) -> HttpResponse:
     principal = await principal_for(bearer_key(request))
     if (request.content_type or "").startswith("multipart/form-data"):

@@ -10,27 +10,15 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
 from api.auth import native_key, principal_for
 from api.body import json_response, parse_json
-from api.errors import NATIVE
-from api.native.schemas import (
-    BatchEmbedContentsRequest,
-    CountTokensRequest,
-    EmbedContentRequest,
-    GenerateContentRequest,
-)
-from api.openapi import NATIVE_KEYS, body_doc
-from api.routing import FamilyRouter
 from api.sse import start_stream
 from studio.core.embeddings import EmbeddingJob
 from studio.core.errors import BadRequest
 from studio.gateway.embeddings import engine as embeddings_engine
 from studio.gateway.native import engine as native_image
 
-router = FamilyRouter(NATIVE, security=NATIVE_KEYS, tags=["native images"])
-
 # Big bodies leave in pieces of this size: each piece is copied once into the response, the
 # whole 10-20 MB answer never is.
 PIECE = 1024 * 1024
-BODY_DOC = body_doc(json=GenerateContentRequest)
 
 
 def pieces(payload: bytes | bytearray) -> list[bytes | memoryview]:
@@ -57,7 +45,6 @@ async def _prepare(request: HttpRequest, model: str, *, stream: bool) -> native_
     return await native_image.prepare(principal, model, parse_json(request), stream=stream, raw=request.body)
 
 
-@router.post("/models/{model}:generateContent", openapi_extra=BODY_DOC, summary="Generate (buffered)")
 async def generate_content(request: HttpRequest, model: str) -> HttpResponse:
     call = await _prepare(request, model, stream=False)
     body = await native_image.generate(call)
@@ -68,14 +55,12 @@ async def generate_content(request: HttpRequest, model: str) -> HttpResponse:
     return response
 
 
-@router.post("/models/{model}:countTokens", openapi_extra=body_doc(json=CountTokensRequest), summary="Count the tokens of a request")
 async def count_tokens(request: HttpRequest, model: str) -> HttpResponse:
     principal = await principal_for(native_key(request))
     answer = await native_image.count_tokens(principal, model, parse_json(request), request.body)
     return HttpResponse(answer, content_type="application/json")
 
 
-@router.post("/models/{model}:streamGenerateContent", openapi_extra=BODY_DOC, summary="Generate (SSE)")
 async def stream_generate_content(request: HttpRequest, model: str) -> HttpResponse:
     """Always SSE: with the vendor's ``?alt=sse`` (which its client sends) or without it."""
     call = await _prepare(request, model, stream=True)
@@ -117,7 +102,6 @@ async def _embed(request: HttpRequest, model: str, job: EmbeddingJob, field: str
                                          dimensions_field="outputDimensionality")
 
 
-@router.post("/models/{model}:embedContent", openapi_extra=body_doc(json=EmbedContentRequest), summary="Embed one content")
 async def embed_content(request: HttpRequest, model: str) -> HttpResponse:
     body = parse_json(request)
     if not isinstance(body, dict):
@@ -126,8 +110,6 @@ async def embed_content(request: HttpRequest, model: str) -> HttpResponse:
     return json_response({"embedding": {"values": result.vectors[0]}})
 
 
-@router.post("/models/{model}:batchEmbedContents", openapi_extra=body_doc(json=BatchEmbedContentsRequest),
-             summary="Embed several contents")
 async def batch_embed_contents(request: HttpRequest, model: str) -> HttpResponse:
     body = parse_json(request)
     requests = body.get("requests") if isinstance(body, dict) else None

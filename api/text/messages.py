@@ -11,14 +11,9 @@ from django.http import HttpRequest, HttpResponse
 from api.auth import messages_key, principal_for
 from api.body import json_response
 from api.errors import MESSAGES, new_request_id
-from api.openapi import MESSAGES_KEYS, body_doc
-from api.routing import FamilyRouter
 from api.sse import named_error_frame, ready_frame, start_stream
-from api.text.schemas import CountTokensRequest, MessagesRequest
 from studio.core.errors import BadRequest
 from studio.gateway.text import engine as text_engine
-
-router = FamilyRouter(MESSAGES, security=MESSAGES_KEYS, tags=["text"])
 
 VERSION_HEADERS = ("epsilon-version", "anthropic-version")
 FORWARDED_HEADERS = ("anthropic-beta",)
@@ -41,7 +36,6 @@ def named(response: HttpResponse) -> HttpResponse:
     return response
 
 
-@router.post("/messages", openapi_extra=body_doc(json=MessagesRequest), summary="Messages")
 async def messages(request: HttpRequest) -> HttpResponse:
     principal = await principal_for(messages_key(request))
     require_version(request)
@@ -52,8 +46,6 @@ async def messages(request: HttpRequest) -> HttpResponse:
     return named(HttpResponse(await text_engine.complete(call), content_type="application/json"))
 
 
-@router.post("/messages/count_tokens", openapi_extra=body_doc(json=CountTokensRequest),
-             summary="Count a messages request's input tokens")
 async def count_tokens(request: HttpRequest) -> HttpResponse:
     principal = await principal_for(messages_key(request))
     require_version(request)

@@ -14,16 +14,11 @@ from django.http import HttpRequest, HttpResponse
 
 from api.auth import bearer_key, principal_for
 from api.body import json_response
-from api.errors import OPENAI, openai_body
-from api.openapi import BEARER, body_doc
-from api.routing import FamilyRouter
+from api.errors import openai_body
 from api.sse import named_frame, ready_frame, start_stream
-from api.text.schemas import ResponsesRequest
 from studio.core.errors import BadRequest, GatewayError
 from studio.gateway.text import engine as text_engine
 from studio.gateway.text import stored
-
-router = FamilyRouter(OPENAI, security=BEARER, tags=["text"])
 
 ERROR_CODES = {429: "rate_limit_exceeded", 400: "invalid_prompt"}
 
@@ -55,7 +50,6 @@ async def _with_failure_events(call: text_engine.TextCall) -> AsyncIterator[byte
             yield piece
 
 
-@router.post("/responses", openapi_extra=body_doc(json=ResponsesRequest), summary="Responses")
 async def responses(request: HttpRequest) -> HttpResponse:
     principal = await principal_for(bearer_key(request))
     call = await text_engine.prepare(principal, "responses", request.body)
@@ -64,13 +58,11 @@ async def responses(request: HttpRequest) -> HttpResponse:
     return HttpResponse(await text_engine.complete(call), content_type="application/json")
 
 
-@router.get("/responses/{response_id}", summary="Retrieve a stored response")
 async def retrieve_response(request: HttpRequest, response_id: str) -> HttpResponse:
     principal = await principal_for(bearer_key(request))
     return json_response(await stored.retrieve(principal, response_id))
 
 
-@router.delete("/responses/{response_id}", summary="Delete a stored response")
 async def delete_response(request: HttpRequest, response_id: str) -> HttpResponse:
     principal = await principal_for(bearer_key(request))
     return json_response(await stored.delete(principal, response_id))
@@ -83,7 +75,6 @@ def _limit(request: HttpRequest) -> int:
     return int(value)
 
 
-@router.get("/responses/{response_id}/input_items", summary="List a stored response's input items")
 async def list_input_items(request: HttpRequest, response_id: str) -> HttpResponse:
     principal = await principal_for(bearer_key(request))
     page = await stored.list_input_items(principal, response_id, limit=_limit(request),
