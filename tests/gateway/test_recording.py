@@ -220,3 +220,21 @@ async def test_one_bad_record_does_not_hold_back_the_others(stats):
     recording.submit(good)
     await recording.drain()
     assert len(good.attempts) == 1 and len(bad.attempts) == 2
+
+
+def test_insert_rows_writes_what_bulk_create_would(alice, count_queries):
+    from decimal import Decimal
+
+    from studio.models import UsageRecord
+
+    rows = [{"user_id": alice.user.id, "api_key_id": alice.key.id, "model_id": "omicron-4-mini", "route": "chat",
+             "input_tokens": 3, "cost_usd": Decimal("0.000001234")},
+            {"user_id": alice.user.id, "model_id": "epsilon-4.5", "route": "messages", "status_code": 429}]
+    count_queries["sql"].clear()
+    recording.insert_rows(UsageRecord, rows)
+    assert [sql.split()[0] for sql in count_queries["sql"]] == ["INSERT"]
+    first, second = UsageRecord.objects.order_by("id")
+    assert (first.api_key_id, first.input_tokens, first.cost_usd, first.status_code) == (
+        alice.key.id, 3, Decimal("0.000001234"), 200)
+    assert (second.api_key_id, second.route, second.status_code, second.output_tokens) == (None, "messages", 429, 0)
+    assert first.created is not None and first.created.tzinfo is not None

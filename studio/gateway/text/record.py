@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from django.utils import timezone
 
@@ -48,28 +49,32 @@ class TextRecord(recording.TimedRecord):
         if self.ticket is not None:
             self.cost_usd = self.ticket.charge(None if self.error is not None else self.counted(), self.upstream_id)
 
+    def usage_values(self) -> dict[str, Any]:
+        """The call's ``UsageRecord`` row, by field attname."""
+        principal = self.principal
+        return {
+            "api_key_id": principal.key_id, "user_id": principal.user_id, "team_id": principal.team_id,
+            "model_id": self.model_id, "upstream_id": self.upstream_id, "route": self.route,
+            "status_code": self.error.status if self.error else 200, "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens, "total_tokens": self.input_tokens + self.output_tokens,
+            "cached_tokens": self.cached_tokens, "cost_usd": self.cost_usd, "latency_ms": self.duration_ms,
+            "first_byte_ms": self.first_byte_ms,
+        }
+
     def usage_row(self):
         from studio.models import UsageRecord
 
-        principal = self.principal
-        return UsageRecord(
-            api_key_id=principal.key_id, user_id=principal.user_id, team_id=principal.team_id, model_id=self.model_id,
-            upstream_id=self.upstream_id, route=self.route, status_code=self.error.status if self.error else 200,
-            input_tokens=self.input_tokens, output_tokens=self.output_tokens,
-            total_tokens=self.input_tokens + self.output_tokens, cached_tokens=self.cached_tokens,
-            cost_usd=self.cost_usd,
-            latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
-        )
+        return UsageRecord(**self.usage_values())
 
     def persist(self) -> None:
         self.persist_batch([self])
 
     @classmethod
     def persist_batch(cls, records: list[TextRecord]) -> None:
-        """One INSERT for the batch and one UPDATE of last use per key."""
+        """One INSERT statement for the batch and one UPDATE of last use per key."""
         from studio.models import ApiKey, UsageRecord
 
-        UsageRecord.objects.bulk_create([r.usage_row() for r in records])
+        recording.insert_rows(UsageRecord, [r.usage_values() for r in records])
         key_ids = {r.principal.key_id for r in records if r.principal.key_id is not None}
         if key_ids:
             ApiKey.objects.filter(id__in=key_ids).update(last_used_at=timezone.now())
