@@ -2,7 +2,8 @@
 
 /v1 requests carry their own key and need none of the studio's session, CSRF or message
 middleware; giving them a handler with ``API_MIDDLEWARE`` keeps those (and their thread hops)
-off the gateway's hot path.
+off the gateway's hot path. The hottest routes (``api.direct``) are answered without Django's URL
+resolver and ninja's operation wrapper; every other /v1 address is resolved as usual.
 
 Measured (buffered and streamed chat through the whole ASGI app in one process, the sandbox
 upstream and the httpx client included, 3 interleaved rounds of 150 requests, median CPU time
