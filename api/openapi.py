@@ -32,9 +32,9 @@ _documented: dict[str, type[Schema]] = {}
 
 
 def schema_ref(schema: type[Schema]) -> dict[str, str]:
-    # Two families' Schemas may share a name (``CountTokensRequest``): the first documented
-    # (the native family's, whose router is imported first) is the one the document shows.
-    _documented.setdefault(schema.__name__, schema)
+    known = _documented.setdefault(schema.__name__, schema)
+    if known is not schema:
+        raise ValueError(f"two request Schemas are named {schema.__name__}: the document would show one for both")
     return {"$ref": REF.format(model=schema.__name__)}
 
 

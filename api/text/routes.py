@@ -10,7 +10,12 @@ from api.errors import MESSAGES, OPENAI
 from api.openapi import BEARER, MESSAGES_KEYS, body_doc
 from api.routing import FamilyRouter
 from api.text import chat, messages, responses
-from api.text.schemas import ChatCompletionRequest, CountTokensRequest, MessagesRequest, ResponsesRequest
+from api.text.schemas import (
+                 ChatCompletionRequest,
+                 MessagesCountTokensRequest,
+                 MessagesRequest,
+                 ResponsesRequest,
+)
 
 chat_router = FamilyRouter(OPENAI, security=BEARER, tags=["text"])
 chat_router.post("/chat/completions", openapi_extra=body_doc(json=ChatCompletionRequest),
@@ -18,7 +23,7 @@ chat_router.post("/chat/completions", openapi_extra=body_doc(json=ChatCompletion
 
 messages_router = FamilyRouter(MESSAGES, security=MESSAGES_KEYS, tags=["text"])
 messages_router.post("/messages", openapi_extra=body_doc(json=MessagesRequest), summary="Messages")(messages.messages)
-messages_router.post("/messages/count_tokens", openapi_extra=body_doc(json=CountTokensRequest),
+messages_router.post("/messages/count_tokens", openapi_extra=body_doc(json=MessagesCountTokensRequest),
                      summary="Count a messages request's input tokens")(messages.count_tokens)
 
 responses_router = FamilyRouter(OPENAI, security=BEARER, tags=["text"])

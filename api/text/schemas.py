@@ -70,7 +70,7 @@ class MessagesRequest(Open):
     metadata: dict[str, Any] | None = None
 
 
-class CountTokensRequest(Open):
+class MessagesCountTokensRequest(Open):
     """A messages request without ``max_tokens``: what it would cost to send."""
 
     model: str

@@ -18,7 +18,7 @@ OPERATIONS = {
     ("post", "/v1/chat/completions"): (["application/json"], "ChatCompletionRequest"),
     ("post", "/v1/messages"): (["application/json"], "MessagesRequest"),
     ("post", "/v1/responses"): (["application/json"], "ResponsesRequest"),
-    ("post", "/v1/messages/count_tokens"): (["application/json"], "CountTokensRequest"),
+    ("post", "/v1/messages/count_tokens"): (["application/json"], "MessagesCountTokensRequest"),
     ("get", "/v1/responses/{response_id}"): ([], None),
     ("delete", "/v1/responses/{response_id}"): ([], None),
     ("get", "/v1/responses/{response_id}/input_items"): ([], None),
