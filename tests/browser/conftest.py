@@ -98,6 +98,23 @@ def open_page(browser, request, viewport, touch=False):
     return page, errors
 
 
+@pytest.fixture
+def watched(browser, request):
+    """A desktop page with the console errors it logs: ``page, errors = watched``."""
+    page, errors = open_page(browser, request, DESKTOP)
+    yield page, errors
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+
+
+VIEWPORTS = pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+
+
+def open_on(browser, request, viewport):
+    """A page on this viewport (a phone is a touch screen), with its console errors collected."""
+    return open_page(browser, request, viewport, touch=viewport == PHONE)
+
+
 def shot(page, name: str, prefix: str = "designer") -> None:
     """A full-page screenshot kept as a test artifact."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ import re
 import pytest
 from PIL import Image
 
-from tests.browser.conftest import DESKTOP, PHONE, no_sideways_scroll, open_page, shot, sign_in
+from tests.browser.conftest import PHONE, VIEWPORTS, no_sideways_scroll, open_on, open_page, shot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 FINAL = ".job figure.final"
@@ -25,8 +25,15 @@ def studio(server, catalog, django_user_model):
     return {"url": server, "user": user}
 
 
-def test_result_actions_on_desktop(browser, request, studio):
-    page, errors = open_page(browser, request, DESKTOP)
+def fits(page, viewport) -> bool:
+    """On a phone, nothing scrolls sideways; a desktop has room to spare."""
+    return viewport != PHONE or no_sideways_scroll(page)
+
+
+@VIEWPORTS
+def test_result_actions(browser, request, studio, viewport):
+    page, errors = open_on(browser, request, viewport)
+    name = "phone" if viewport == PHONE else "desktop"
     url = studio["url"]
     sign_in(page, url, "dana", "pw-dana-123")
     assert "per image" in page.locator("#model-card").inner_text()  # the catalog's price, on the picker
@@ -46,7 +53,8 @@ def test_result_actions_on_desktop(browser, request, studio):
     viewer = page.locator("dialog.viewer[open]")
     viewer.wait_for()
     assert viewer.locator(".viewer-caption").inner_text().startswith("1 / 1")
-    shot(page, "viewer-desktop")
+    assert fits(page, viewport)
+    shot(page, f"viewer-{name}")
     page.keyboard.press("Escape")
 
     figure.get_by_role("button", name="Get code").click()
@@ -55,7 +63,8 @@ def test_result_actions_on_desktop(browser, request, studio):
     assert '"laptop"' in dialog.inner_text() and "curl -s" in dialog.locator("code").inner_text()
     dialog.get_by_role("tab", name="Python").click()
     assert "from google import genai" in dialog.locator("code").inner_text()
-    shot(page, "get-code-desktop")
+    assert fits(page, viewport)
+    shot(page, f"get-code-{name}")
     dialog.get_by_role("button", name="Close").click()
 
     page.get_by_label("Prompt", exact=True).fill("")
@@ -70,11 +79,13 @@ def test_result_actions_on_desktop(browser, request, studio):
     assert page.locator(".group-title-bar").inner_text().startswith("4 variations")
     sources = set(page.locator(f"{FINAL} img").evaluate_all("els => els.map(e => e.naturalWidth + ':' + e.src)"))
     assert len(sources) == 4
-    shot(page, "variations-desktop")
+    assert fits(page, viewport)
+    shot(page, f"variations-{name}")
     assert errors == []
 
 
-def test_layers_grouped_with_exports(browser, request, studio):
+@VIEWPORTS
+def test_layers_grouped_with_exports(browser, request, studio, viewport):
     from tests.web.test_layers_views import layered_generation
 
     generation = layered_generation(studio["user"], {
@@ -83,7 +94,8 @@ def test_layers_grouped_with_exports(browser, request, studio):
     from studio.models import Asset
 
     base = Asset.objects.get(generation=generation, metadata__z_index=0)
-    page, errors = open_page(browser, request, DESKTOP)
+    page, errors = open_on(browser, request, viewport)
+    name = "phone" if viewport == PHONE else "desktop"
     sign_in(page, studio["url"], "dana", "pw-dana-123")
     page.goto(f"{studio['url']}/assets/{base.id}/layers")
     groups = [re.sub(r"\s+", " ", g).strip().lower() for g in page.locator(".layer-group h2").all_inner_texts()]
@@ -96,20 +108,22 @@ def test_layers_grouped_with_exports(browser, request, studio):
     with page.expect_download() as download:
         page.get_by_role("link", name="PNGs + manifest (ZIP)").click()
     assert download.value.suggested_filename.endswith(".zip")
-    shot(page, "layers-desktop")
+    assert fits(page, viewport)
+    shot(page, f"layers-{name}")
     assert errors == []
 
 
-def test_a_key_is_made_once_even_after_a_reload(browser, request, studio):
+@VIEWPORTS
+def test_a_key_is_made_once_even_after_a_reload(browser, request, studio, viewport):
     from studio.models import ApiKey
 
-    page, errors = open_page(browser, request, DESKTOP)
+    page, errors = open_on(browser, request, viewport)
     sign_in(page, studio["url"], "dana", "pw-dana-123")
     page.goto(f"{studio['url']}/keys/")
     page.get_by_label("Name", exact=True).first.fill("render farm")
     page.get_by_role("button", name="Create key").click()
     page.wait_for_url(f"{studio['url']}/keys/")
-    assert re.search(r"sgw-[A-Za-z0-9_-]{40,}", page.content())
+    assert re.search(r"sgw-[A-Za-z0-9_-]{40,}", page.content()) and fits(page, viewport)
     page.reload()
     assert not re.search(r"sgw-[A-Za-z0-9_-]{40,}", page.content())
     assert ApiKey.objects.filter(owner=studio["user"], name="render farm").count() == 1
