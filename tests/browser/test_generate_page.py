@@ -1,4 +1,5 @@
-"""The Generate page in a real browser: live frames for each model family, compare, shortcuts,
+"""The Generate page in a real browser: live frames for each model family, compare (on a desktop and
+on a phone), the star and download shortcuts,
 and a page reloaded mid-job that catches up from the stored record."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import PHONE, VIEWPORTS, no_sideways_scroll, open_on, open_page, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -20,7 +21,8 @@ def natural_size(locator) -> list[int]:
     return locator.evaluate("img => img.decode().then(() => [img.naturalWidth, img.naturalHeight])")
 
 
-def test_sign_in_generate_native_with_live_frames(page, live_asgi, alice):
+def test_sign_in_generate_native_with_live_frames(watched, live_asgi, alice):
+    page, errors = watched
     sign_in(page, live_asgi, "alice", "pw-alice-123")
     page.get_by_label("Model", exact=True).select_option("delta-3-pro-image")
     # The controls follow the model's capabilities: the pro model has no 512 tier, no n, a seed.
@@ -42,9 +44,11 @@ def test_sign_in_generate_native_with_live_frames(page, live_asgi, alice):
     page.get_by_role("link", name="Gallery").click()
     tile = page.locator(".gallery .tile img").first
     tile.wait_for()
+    assert errors == []
 
 
-def test_kappa_shows_partial_previews_then_images(page, live_asgi, alice, settings):
+def test_kappa_shows_partial_previews_then_images(watched, live_asgi, alice, settings):
+    page, errors = watched
     settings.STUDIO_SANDBOX_DELAY = 0.6
     sign_in(page, live_asgi, "alice", "pw-alice-123")
     page.get_by_label("Model", exact=True).select_option("kappa-image-1")
@@ -63,9 +67,11 @@ def test_kappa_shows_partial_previews_then_images(page, live_asgi, alice, settin
     assert natural_size(finals.first) == [1536, 1024]
     assert page.locator(".job .partials figure").count() == 0  # previews give way to the images
     assert "2 images" in page.locator(".job .meta").inner_text()
+    assert errors == []
 
 
-def test_sigma_sequential_set(page, live_asgi, alice):
+def test_sigma_sequential_set(watched, live_asgi, alice):
+    page, errors = watched
     sign_in(page, live_asgi, "alice", "pw-alice-123")
     page.get_by_label("Model", exact=True).select_option("sigma-5.0-image")
     assert not page.get_by_label("Images in the set (at most)").is_visible()
@@ -82,6 +88,35 @@ def test_sigma_sequential_set(page, live_asgi, alice):
     assert page.locator(".job .item-error").count() == 0
     assert "generated_images" not in page.locator(".job .meta").inner_text()
     assert "3 billed images" in page.locator(".job .meta").inner_text()
+    assert errors == []
+
+
+def test_star_and_download_shortcuts(watched, live_asgi, alice):
+    from studio.models import Asset
+
+    page, errors = watched
+    sign_in(page, live_asgi, "alice", "pw-alice-123")
+    page.get_by_label("Model", exact=True).select_option("delta-3.1-flash-lite-image")
+    page.get_by_label("Prompt", exact=True).fill("a red kite over a beach")
+    page.get_by_role("button", name="Generate").click()
+    page.locator(".job .job-state[data-kind=done]").wait_for(timeout=30000)
+    figure = page.locator(".job figure.final").first
+    asset = figure.get_attribute("data-asset")
+    figure.focus()
+    for starred in (True, False, True):  # `s` toggles the star, and the asset keeps it
+        page.keyboard.press("s")
+        figure.locator(f".star[aria-pressed={str(starred).lower()}]").wait_for()
+        assert Asset.objects.get(id=asset).starred is starred
+    assert figure.locator(".star").inner_text() == "★ Starred"
+
+    with page.expect_download() as info:
+        page.keyboard.press("d")  # the original file, as stored
+    original = page.request.get(f"{live_asgi}/assets/{asset}/file").body()
+    assert info.value.path().read_bytes() == original
+
+    page.goto(f"{live_asgi}/gallery/?starred=1")
+    page.locator(f'.tile.starred[data-id="{asset}"] .star[aria-pressed=true]').wait_for()
+    assert errors == []
 
 
 def recorded_cost(generation_id: str) -> Decimal:
@@ -96,11 +131,16 @@ def recorded_cost(generation_id: str) -> Decimal:
         time.sleep(0.1)
 
 
-def test_compare_two_models_side_by_side(page, live_asgi, alice):
+@VIEWPORTS
+def test_compare_two_models(browser, request, live_asgi, alice, viewport):
+    page, errors = open_on(browser, request, viewport)
     sign_in(page, live_asgi, "alice", "pw-alice-123")
     page.get_by_label("Prompt", exact=True).fill("a lemon on a blue plate")
-    page.locator("body").click()
-    page.keyboard.press("c")  # the compare shortcut
+    if viewport == PHONE:
+        page.get_by_label("Compare models").check()
+    else:
+        page.locator("body").click()
+        page.keyboard.press("c")  # the compare shortcut
     assert page.get_by_role("group", name="Models to compare (2 to 4)").is_visible()
     page.get_by_label("Delta 3.1 Flash Lite Image").check()
     page.get_by_label("Kappa Image 1").check()
@@ -118,13 +158,18 @@ def test_compare_two_models_side_by_side(page, live_asgi, alice):
         assert re.fullmatch(r"\$\d+\.\d\d", cost), cost
         assert Decimal(cost[1:]) == round(recorded_cost(panels.nth(i).get_attribute("data-job")), 2)
     boxes = [panels.nth(i).bounding_box() for i in range(2)]
-    assert boxes[0]["y"] == boxes[1]["y"] and boxes[0]["x"] != boxes[1]["x"]  # side by side
+    if viewport == PHONE:  # one above the other, each as wide as the screen allows
+        assert boxes[0]["x"] == boxes[1]["x"] and boxes[1]["y"] > boxes[0]["y"] and no_sideways_scroll(page)
+    else:
+        assert boxes[0]["y"] == boxes[1]["y"] and boxes[0]["x"] != boxes[1]["x"]  # side by side
     page.keyboard.press("j")
     assert page.evaluate("document.activeElement.matches('figure.final')")
+    assert errors == []
 
 
-def test_reload_mid_job_catches_up_and_another_device_follows(page, browser, live_asgi, alice, make_account,
-                                                             settings):
+def test_reload_mid_job_catches_up_and_another_device_follows(watched, browser, request, live_asgi, alice,
+                                                             make_account, settings):
+    page, errors = watched
     settings.STUDIO_SANDBOX_DELAY = 0.8
     make_account("bob")
     sign_in(page, live_asgi, "alice", "pw-alice-123")
@@ -142,14 +187,11 @@ def test_reload_mid_job_catches_up_and_another_device_follows(page, browser, liv
     assert page.locator(FINAL).count() == 1
     assert page.get_by_label("Prompt", exact=True).input_value() == "a snowy village at night"
 
-    other = browser.new_context(viewport={"width": 390, "height": 844})  # a phone
-    phone = other.new_page()
+    phone, phone_errors = open_page(browser, request, PHONE, touch=True)
     sign_in(phone, live_asgi, "alice", "pw-alice-123")
     phone.goto(job_url)
     phone.locator(FINAL).wait_for(timeout=20000)
-    width = phone.evaluate("document.documentElement.scrollWidth")
-    assert width <= 390  # no sideways scrolling on a phone
-    other.close()
+    assert no_sideways_scroll(phone) and phone_errors == []
 
     outsider = browser.new_context()
     bobs = outsider.new_page()
@@ -158,9 +200,11 @@ def test_reload_mid_job_catches_up_and_another_device_follows(page, browser, liv
     bobs.locator(".job .job-state", has_text="Not found").wait_for(timeout=10000)
     assert bobs.locator(FINAL).count() == 0
     outsider.close()
+    assert errors == []
 
 
-def test_upload_a_reference_and_use_a_result_as_input(page, live_asgi, alice, tmp_path):
+def test_upload_a_reference_and_use_a_result_as_input(watched, live_asgi, alice, tmp_path):
+    page, errors = watched
     from PIL import Image
 
     picture = tmp_path / "sketch.png"
@@ -184,3 +228,4 @@ def test_upload_a_reference_and_use_a_result_as_input(page, live_asgi, alice, tm
     page.get_by_role("button", name="Generate").click()
     page.locator(".job .job-state", has_text="Done").wait_for(timeout=30000)
     assert page.locator(FINAL).count() == 1
+    assert errors == []
