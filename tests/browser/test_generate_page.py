@@ -1,6 +1,6 @@
 """The Generate page in a real browser: live frames for each model family, compare (on a desktop and
-on a phone), the star and download shortcuts,
-and a page reloaded mid-job that catches up from the stored record."""
+on a phone), the star and download shortcuts, and a page reloaded mid-job that catches up from the
+stored record. Every page here fails its test on a console error."""
 
 from __future__ import annotations
 
