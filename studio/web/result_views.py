@@ -42,7 +42,7 @@ def actions_for(user, asset: Asset) -> dict[str, Any]:
         "download_url": reverse("asset-file", args=[asset.id]) + "?download=1",
         "detail_url": reverse("asset-detail", args=[asset.id]),
         "upscale": result_actions.upscale_plan(asset, generation).as_dict(),
-        "recipe": None, "code": None, "key_label": key_label(user),
+        "recipe": None, "code": None, "key_label": key_label(user), "starred": asset.starred,
     }
     if generation is not None and generation.model_id:
         recipe = result_actions.recipe(generation)

@@ -116,6 +116,10 @@ def test_star_and_download_shortcuts(watched, live_asgi, alice):
 
     page.goto(f"{live_asgi}/gallery/?starred=1")
     page.locator(f'.tile.starred[data-id="{asset}"] .star[aria-pressed=true]').wait_for()
+    page.goto(f"{live_asgi}/assets/{asset}/")  # the image's own page knows it is starred
+    star = page.locator('.result-actions .star[aria-pressed="true"]')
+    star.wait_for()
+    assert star.inner_text() == "★ Starred"
     assert errors == []
 
 

@@ -26,6 +26,9 @@ def test_native_result_recipe_upscale_and_code(web, alice):
     assert data["recipe"] == {"model": "delta-3.1-flash-image", "prompt": "a red fox",
                               "options": {"aspect_ratio": "16:9", "image_size": "1K"}, "seed": 4242}
     assert data["upscale"]["model"] == "delta-3.1-flash-image" and data["upscale"]["tier"] == "2K"
+    assert data["starred"] is False
+    web.post(f"/assets/{asset.id}/star", {"starred": "1"})
+    assert web.get(f"/assets/{asset.id}/actions").json()["starred"] is True
     code = data["code"]
     assert '"alice key"' in code["python"] and alice.secret not in str(code)
     assert "genai.Client" in code["python"] and "seed=4242" in code["python"]

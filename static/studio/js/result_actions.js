@@ -33,9 +33,14 @@ export async function toggleStar(asset, button) {
     method: "POST", body, headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
   });
   if (!response.ok) return false;
+  showStar(button, starred);
+  cache.get(asset)?.then((data) => { data.starred = starred; }, () => {});
+  return true;
+}
+
+function showStar(button, starred) {
   button.setAttribute("aria-pressed", String(starred));
   button.textContent = starred ? "★ Starred" : "☆ Star";
-  return true;
 }
 
 // "Edit from here": a new multi-turn edit session on this image, then its page.
@@ -131,6 +136,8 @@ export function actionsRow(data, handlers = {}) {
   add("Edit from here", "Start a multi-turn edit on this image", () => editFromHere(data.asset), "edit");
   add("Get code", "This request as curl, Python or JavaScript", () => showCode(data.asset), "code");
   const star = add("☆ Star", "Star (S)", () => toggleStar(data.asset, star), "star");
-  star.setAttribute("aria-pressed", "false");
+  showStar(star, false);
+  // The row is drawn at once; whether the image is starred comes with its details.
+  actionsFor(data.asset).then((info) => showStar(star, Boolean(info.starred)), () => {});
   return row;
 }
