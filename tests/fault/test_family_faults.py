@@ -17,7 +17,7 @@ from tests.fault.conftest import is_family_error, use_mode
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.fault]
 
-MODES = ("500", "429", "cut", "hang", "malformed", "refuse")
+MODES = ("500", "429", "cut", "hang", "malformed", "refuse")  # "429" carries retry-after: 1
 MAPPED = {502, 503, 504}
 NATIVE_BODY = {"contents": [{"parts": [{"text": "a red hat"}]}]}
 
@@ -64,7 +64,8 @@ async def _asked(vendor, seen: int) -> bool:
     return False
 
 
-def _verdict(mode: str, status: int, body: object, text: str, family: str, streamed: bool) -> str:
+def _verdict(mode: str, response, body: object, family: str, streamed: bool) -> str:
+    status, text = response.status_code, response.text
     if status == 200 and streamed and _stream_error(text, family):
         return ""
     if status < 400:
@@ -75,6 +76,8 @@ def _verdict(mode: str, status: int, body: object, text: str, family: str, strea
         return f"{status}: not an upstream error"
     if not is_family_error(family, body):
         return f"{status}: not the family's error body"
+    if status == 429 and "retry-after" not in response.headers:
+        return "429 without the vendor's retry-after"
     return ""
 
 
@@ -105,7 +108,7 @@ async def test_each_upstream_fault_is_the_familys_typed_error_and_charges_nothin
                 parsed = response.json()
             except ValueError:
                 parsed = None
-            problem = _verdict(mode, response.status_code, parsed, response.text, family, "stream" in route)
+            problem = _verdict(mode, response, parsed, family, "stream" in route)
             if mode != "refuse" and not await _asked(vendor, seen):
                 problem = problem or f"{response.status_code}: the vendor was never asked"
             if problem:

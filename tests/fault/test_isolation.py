@@ -193,3 +193,41 @@ async def test_v1_cancel_list_and_stored_responses_do_not_reach_another_users_ro
     assert own.status_code == 200 and SECRET_PROMPT in own.text
     own_list = await client.get("/v1/alpha/video/generations", headers=as_alice)
     assert task_id in own_list.text
+
+
+def _video_task(user, asset, prompt: str):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from studio.models import Upstream, VideoTask
+
+    now = timezone.now()
+    return VideoTask.objects.create(
+        user=user, protocol="ark", model_id="alpha-2.0-fast", upstream=Upstream.objects.get(name="Sandbox"),
+        upstream_protocol="ark", upstream_model="m", upstream_task_id=f"cgt-{prompt[:8]}", status="succeeded",
+        prompt=prompt, video=asset, next_poll_at=now, expires_at=now + timedelta(days=1))
+
+
+def test_the_video_page_and_file_links_do_not_reach_another_users_task(two_teams, web):
+    from studio.gateway.video.signing import file_path
+
+    alice_task = _video_task(two_teams["alice"].user, two_teams["asset"], SECRET_PROMPT)
+    bob_task = _video_task(two_teams["bob"].user, None, "bob's own tide")
+    web.force_login(two_teams["alice"].user)
+    assert web.get(file_path(alice_task.id, "video.mp4")).status_code == 200  # the signed link works
+    web.force_login(two_teams["bob"].user)
+    own_sig = file_path(bob_task.id, "video.mp4").split("?")[1]  # a real signature, for another task
+    leaks = []
+    for url, expected in ((f"/video/files/{alice_task.id}/video.mp4", 404),
+                          (f"/video/files/{alice_task.id}/video.mp4?{own_sig}", 404),
+                          (f"/video/files/{alice_task.id}/video.mp4?sig=forged", 404),
+                          (f"/video/tasks?ids={alice_task.id}", 200), ("/video/", 200)):
+        response = web.get(url)
+        tally.add("requests tried")
+        content = b"" if response.streaming else response.content
+        if response.status_code != expected or SECRET_PROMPT.encode() in content or (
+                expected == 200 and alice_task.id.encode() in content):
+            leaks.append(f"GET {url}: {response.status_code}")
+    tally.add("cross-user leaks", len(leaks))
+    assert not leaks, leaks
