@@ -24,7 +24,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from studio.core.video_states import ACTIVE_STATUSES
-from studio.gateway import health, snapshot
+from studio.gateway import health, recorder_metrics, snapshot
 from studio.gateway.cost import Usage
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -67,6 +67,7 @@ IMAGES = Bound(Counter("studio_images", "Images made.", ["model"]))
 VIDEO_SECONDS = Bound(Counter("studio_video_seconds", "Seconds of video made.", ["model"]))
 VIDEO_FINISHED = Bound(Counter("studio_video_tasks_finished", "Video tasks that reached a final state.",
                                ["model", "state"]))
+RECORDER = recorder_metrics  # its counters (failed and dropped records) are served with these
 WEBSOCKETS = Gauge("studio_websocket_connections", "Open studio WebSocket connections.",
                    multiprocess_mode="livesum")
 

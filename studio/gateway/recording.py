@@ -21,6 +21,8 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections, connections, models, router, transaction
 
+from studio.gateway import recorder_metrics
+
 logger = logging.getLogger(__name__)
 
 BATCH = 64
@@ -30,7 +32,7 @@ LINGER = 0.02
 
 
 class Stats:
-    """Counters of this process's recorder, read by metrics."""
+    """Counters of this process's recorder (``recorder_metrics`` exports them to Prometheus)."""
 
     failures = 0  # attempts to persist a record that raised
     retried = 0  # records queued again after a failure
@@ -126,6 +128,7 @@ class Recorder:
             except Exception:  # the database itself is out of reach: every record waits for a retry
                 logger.exception("persisting a batch of %d records failed", len(batch))
                 Stats.failures += len(batch)
+                recorder_metrics.failed(len(batch))
             finally:
                 for record in failed:
                     self._retry(record, attempts[id(record)])
@@ -135,15 +138,18 @@ class Recorder:
                     self.roomy.set()
                 if self.pending == 0:
                     self.idle.set()
+                recorder_metrics.pending(sum(recorder.pending for recorder in _recorders.values()))
 
     def _retry(self, record: Record, attempt: int) -> None:
         delays = settings.STUDIO_RECORDER_RETRY_DELAYS
         if attempt >= len(delays):
             Stats.lost += 1
+            recorder_metrics.dropped()
             logger.error("giving up on a %s record after %d attempts; it is lost", type(record).__name__,
                          attempt + 1)
             return
         Stats.retried += 1
+        recorder_metrics.retried()
         self.pending += 1
         self.idle.clear()
         self.delayed += 1
@@ -182,6 +188,7 @@ def _persist_batch(batch: list[Record]) -> list[Record]:
                     record.persist()
             except Exception:
                 Stats.failures += 1
+                recorder_metrics.failed()
                 failed.append(record)
                 logger.exception("persisting a %s record failed; it will be tried again", kind.__name__)
     return failed

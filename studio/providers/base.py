@@ -85,6 +85,14 @@ class Provider:
         """A vendor's non-2xx answer as a typed error, read by the vendor's ``error_mapping``."""
         return self.error_mapping(status, body, self.upstream.name)
 
+    def error_from_answer(self, response: httpx.Response, body: bytes) -> GatewayError:
+        """``error_from_response``, with the answer's ``Retry-After`` (in seconds) kept on a 429 or 503
+        whose body did not say when to come back, so the client's error carries it."""
+        exc = self.error_from_response(response.status_code, body)
+        if exc.retry_after is None and response.status_code in (429, 503):
+            exc.retry_after = retry_after_seconds(response.headers.get("retry-after"))
+        return exc
+
     def url(self, path: str) -> str:
         """``path`` is relative to the vendor's API version (``/images/generations``)."""
         return self.base_url.url(self.upstream.base_url, path)
@@ -149,7 +157,7 @@ class Provider:
             finally:
                 await response.aclose()
         if response.status_code >= 400:
-            raise self.error_from_response(response.status_code, response.content)
+            raise self.error_from_answer(response, response.content)
         return response
 
     @contextlib.asynccontextmanager
@@ -163,10 +171,19 @@ class Provider:
             with map_transport_errors(self.upstream.name):
                 if response.status_code >= 400:
                     body = await response.aread()
-                    raise self.error_from_response(response.status_code, body)
+                    raise self.error_from_answer(response, body)
                 yield response
         finally:
             await response.aclose()
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A ``Retry-After`` header's delay in seconds (the HTTP-date form is not used by vendors)."""
+    try:
+        seconds = float(value) if value else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and 0 < seconds < 86400 else None
 
 
 @contextlib.contextmanager

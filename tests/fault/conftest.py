@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.fault import tally
+from tests.fault.vendor import FaultyVendor, Reply, chat_reply, closed_port
 
 FAMILY_PREFIXES = (("/v1/models/", "native"), ("/v1/messages", "messages"), ("/v1/alpha/", "ark"),
                    ("/v1/beta/", "dashscope"))
@@ -81,3 +82,42 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         terminalreporter.section("fault and fuzz suite counts")
         for line in tally.summary():
             terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def faulty_upstream(catalog, settings):
+    """A factory of upstream rows pointing at a ``FaultyVendor`` (short deadlines for every family):
+    ``make(protocol, path, model_map, reply)`` returns ``(vendor, row)``; the row outranks the sandbox."""
+    from studio.gateway import snapshot
+    from studio.models import Upstream
+
+    short = {"connect": 1.0, "first_byte": 0.5, "total": 3.0}
+    settings.STUDIO_UPSTREAM_DEADLINES = {family: short for family in settings.STUDIO_UPSTREAM_DEADLINES}
+    vendors: list[FaultyVendor] = []
+
+    def make(protocol: str, path: str, model_map: dict[str, str], reply: Reply = chat_reply):
+        vendor = FaultyVendor(reply)
+        vendors.append(vendor)
+        row = Upstream(name=f"Faulty {protocol} {len(vendors)}", protocol=protocol, base_url=vendor.url(path),
+                       priority=1000, model_map=model_map)
+        row.credential = "sk-faulty"
+        row.save()
+        snapshot.invalidate()
+        return vendor, row
+
+    yield make
+    for vendor in vendors:
+        vendor.close()
+
+
+async def use_mode(row, vendor: FaultyVendor, mode: str, path: str) -> None:
+    """Put ``vendor`` in ``mode`` (``refuse``: point ``row`` at a closed port) and forget breaker state."""
+    from studio.gateway import routing, snapshot
+
+    vendor.mode = mode
+    base = f"http://127.0.0.1:{closed_port()}{path}" if mode == "refuse" else vendor.url(path)
+    if row.base_url != base:
+        row.base_url = base
+        await row.asave()
+        snapshot.invalidate()
+    routing.reset_health()

@@ -64,11 +64,31 @@ def _fields(url: str) -> list[tuple[str, str, dict, str]]:
                                                "role": "first_frame"}, {**ark_image, "role": "last_frame"}]}, PASSED),
         ("/v1/video/generations", "medias[0]", {"model": "alpha-2.0-fast", "prompt": "tide", "medias": [
             {"type": "image", "url": url, "role": "first_frame"}]}, PASSED),
+        *_dashscope_fields(url),
         ("/v1/alpha/video/generations", "callback_url", {"model": "alpha-2.0-fast", "content": [
             {"type": "text", "text": "tide"}], "callback_url": url}, REFUSED),
         ("/v1/video/generations", "callback_url", {"model": "alpha-2.0-fast", "prompt": "tide",
                                                    "callback_url": url}, REFUSED),
     ]
+
+
+def _dashscope_fields(url: str) -> list[tuple[str, str, dict, str]]:
+    """Protocol B's create body: every media type of ``input.media``, and ``input.audio_url``."""
+    path = "/v1/beta/video/generations"
+    frame = {"type": "first_frame", "url": "https://img.example/f.png"}
+    rows = [(name, {"model": model, "input": {"prompt": "tide", "media": [*before, {"type": kind, "url": url}]}})
+            for name, model, before, kind in (
+                ("input.media[0].url first_frame", "beta3.0-video", [], "first_frame"),
+                ("input.media[1].url last_frame", "beta3.0-video", [frame], "last_frame"),
+                ("input.media[0].url reference_image", "beta3.0-video", [], "reference_image"),
+                ("input.media[0].url reference_video", "beta3.0-video", [], "reference_video"),
+                ("input.media[0].url reference_audio", "beta3.0-video", [], "reference_audio"),
+                ("input.media[0].url link", "beta3.0-video", [], "link"),
+                ("input.media[0].url file", "beta3.0-video", [], "file"),
+                ("input.media[1].url driving_audio", "beta2.7-i2v", [frame], "driving_audio"),
+                ("input.media[0].url video", "beta2.7-videoedit", [], "video"))]
+    rows.append(("input.audio_url", {"model": "beta2.7-t2v", "input": {"prompt": "tide", "audio_url": url}}))
+    return [(path, name, body, PASSED) for name, body in rows]
 
 
 class Redirector:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.core.errors import RateLimited, UpstreamError, UpstreamRejected
+from studio.core.errors import GatewayError, RateLimited, UpstreamError, UpstreamRejected
 from studio.providers.base import plain_error
 from studio.providers.registry import vendor
 
@@ -37,3 +37,28 @@ def test_plain_error_maps_the_status_and_keeps_the_body_as_message():
     assert isinstance(rejected, UpstreamRejected) and rejected.status == 400 and rejected.message == "bad field"
     empty = plain_error(500, b"", "u")
     assert isinstance(empty, UpstreamError) and empty.message == "HTTP 500"
+
+
+@pytest.mark.parametrize(("protocol", "status", "header", "expected"), [
+    ("ark", 429, "7", 7.0), ("dashscope", 503, "2", 2.0), ("ark", 429, "Wed, 21 Oct 2015 07:28:00 GMT", None),
+    ("ark", 500, "7", None),
+])
+async def test_a_vendors_retry_after_header_is_kept_on_its_error(protocol, status, header, expected):
+    import httpx
+
+    from studio.providers import http
+    from studio.providers.registry import video_upstream
+    from tests.providers.video_fakes import upstream
+
+    base = f"https://{protocol}-retry.test"
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, json={"code": "Busy", "message": "busy"}, headers={"retry-after": header})
+
+    http.mount(base, httpx.MockTransport(answer))
+    try:
+        with pytest.raises(GatewayError) as caught:
+            await video_upstream(protocol, upstream(protocol, base, "k")).video_get("t-1")
+    finally:
+        http.unmount(base)
+    assert caught.value.retry_after == expected

@@ -20,6 +20,7 @@ from studio.providers.gemini.images import GeminiImagesMixin
 from studio.providers.gemini.sse import iter_frames
 
 _JSON_OBJECT = re.compile(rb"\s*\{")
+_JSON_OBJECT_END = re.compile(rb"\}\s*\Z")
 _ERROR_EVENT = re.compile(rb'\s*\{\s*"error"\s*:')
 
 
@@ -49,7 +50,9 @@ class GeminiProvider(GeminiImagesMixin, GeminiEmbeddingsMixin, Provider):
             answer = bytearray()
             async for chunk in resp.aiter_bytes():
                 answer += chunk
-        if not _JSON_OBJECT.match(answer):
+        # Checked at both ends only (the answer may hold megabytes of images): a body that is
+        # cut short or is not JSON is the upstream's failure, never relayed as a success.
+        if not _JSON_OBJECT.match(answer) or not _JSON_OBJECT_END.search(answer[-64:]):
             raise UpstreamError(f"upstream '{self.upstream.name}' answered 200 without a JSON object",
                                 details={"upstream_status": 200})
         return answer

@@ -148,6 +148,18 @@ async def test_non_json_200_is_an_upstream_error(client, alice, fake_gemini):
     assert response.status_code == 502
 
 
+@pytest.mark.parametrize("body", [b'{"candidates": [{"content": <html>oops', b'{"candidates": [{"content": {"parts"'])
+async def test_a_200_that_is_cut_short_or_not_json_is_an_upstream_error_and_costs_nothing(client, alice, fake_gemini,
+                                                                                           body):
+    from studio.models import UsageRecord
+
+    fake_gemini["fake-gemini"].queue(Reply(200, [body]))
+    response = await client.post(URL, json=BODY, headers={"x-delta-api-key": alice.secret})
+    assert response.status_code == 502 and response.json()["error"]["code"] == 502, response.text
+    await recording.drain()
+    assert not await UsageRecord.objects.filter(cost_usd__gt=0).aexists()
+
+
 async def test_error_event_after_first_frame_ends_stream_with_error_frame(client, alice, fake_gemini):
     fake_gemini["fake-gemini"].queue(sse_reply(
         text_frame("thinking", thought=True),
