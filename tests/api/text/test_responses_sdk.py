@@ -50,3 +50,22 @@ def test_function_call_round_trip(sdk, model):
 def test_mid_stream_failure_raises(sdk):
     with pytest.raises(openai.APIError):
         list(sdk.responses.create(model="epsilon-4.5", input="a b c [fail-midstream] d", stream=True))
+
+
+@pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
+def test_previous_response_id_continues_a_function_call(sdk, model):
+    tools = [{"type": "function", "name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+    first = sdk.responses.create(model=model, input="get_weather for Oslo", tools=tools)
+    call = [item for item in first.output if item.type == "function_call"][0]
+    second = sdk.responses.create(model=model, tools=tools, previous_response_id=first.id, input=[
+        {"type": "function_call_output", "call_id": call.call_id, "output": "snow"}])
+    assert second.output_text == "The tool get_weather returned: snow"
+    assert second.previous_response_id == first.id
+
+
+def test_an_unknown_previous_response_is_the_vendors_400(sdk):
+    with pytest.raises(openai.BadRequestError) as exc:
+        sdk.responses.create(model="omicron-4-mini", input="hi", previous_response_id="resp_missing")
+    assert exc.value.code == "previous_response_not_found" and exc.value.param == "previous_response_id"
+    assert exc.value.message.startswith("Error code: 400") and "resp_missing' not found." in exc.value.message
