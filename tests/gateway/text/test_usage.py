@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from studio.gateway.text.usage import UsageTap, from_body
+from studio.gateway.text.usage import StreamedText, UsageTap, from_body
 from studio.providers.sse import SSEEvent
 
 
@@ -65,3 +65,22 @@ def test_tap_ignores_undecodable_data() -> None:
     tap.observe(event(b"not json", "message_start"))
     tap.observe(event(b"[1, 2]", "message_delta"))
     assert (tap.input_tokens, tap.output_tokens) == (0, 0)
+
+
+def test_streamed_text_reads_the_text_each_format_sends():
+    chat = StreamedText("chat")
+    chat.observe_raw(None, orjson.dumps({"choices": [{"delta": {"content": "Hello"}}]}))
+    chat.observe(None, {"choices": [{"delta": {"reasoning_content": " because", "tool_calls": [
+        {"function": {"name": "f", "arguments": "{}"}}]}}]})
+    chat.observe_raw(None, b'{"choices":[],"usage":{"prompt_tokens":1}}')
+    assert chat.pieces == ["Hello", " because", "f", "{}"]
+    messages = StreamedText("messages")
+    messages.observe_raw("content_block_delta", b'{"delta":{"type":"text_delta","text":"Hi you"}}')
+    messages.observe_raw("message_delta", b'{"delta":{"stop_reason":"end_turn"}}')
+    assert messages.pieces == ["Hi you"] and messages.tokens() == 2
+    responses = StreamedText("responses")
+    responses.observe("response.output_text.delta", {"delta": "one"})
+    responses.observe("response.function_call_arguments.delta", {"delta": "{\"a\":1}"})
+    responses.observe("response.output_text.done", {"text": "one"})
+    assert responses.pieces == ["one", "{\"a\":1}"]
+    assert StreamedText("chat").tokens() == 0
