@@ -17,7 +17,7 @@ from studio.gateway.cost import from_nano
 from studio.gateway.text import engine
 from studio.gateway.text.tokens import estimate_request_tokens, text_tokens
 from studio.models import Budget, Price, UsageRecord
-from tests.providers.fake_text_vendor import Answer, FakeVendor, add_upstream, json_answer, sse_answer
+from tests.providers.fake_text_vendor import Answer, json_answer, mounted_vendor, sse_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,20 +31,14 @@ COMPLETION = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "mo
 
 @pytest.fixture
 async def openai(catalog):
-    fake = FakeVendor(OPENAI)
-    fake.mount()
-    await add_upstream("openai", OPENAI, {"omicron-4-mini": "vendor-mini"})
-    yield fake
-    fake.unmount()
+    async for fake in mounted_vendor("openai", OPENAI, {"omicron-4-mini": "vendor-mini"}):
+        yield fake
 
 
 @pytest.fixture
 async def anthropic(catalog):
-    fake = FakeVendor(ANTHROPIC)
-    fake.mount()
-    await add_upstream("anthropic", ANTHROPIC, {"epsilon-4.5": "vendor-sonnet"})
-    yield fake
-    fake.unmount()
+    async for fake in mounted_vendor("anthropic", ANTHROPIC, {"epsilon-4.5": "vendor-sonnet"}):
+        yield fake
 
 
 def who(account) -> Principal:

@@ -18,7 +18,7 @@ from studio.gateway import recording
 from studio.gateway.text import engine, stored
 from studio.gateway.text.translation import Context
 from studio.models import StoredResponse
-from tests.providers.fake_text_vendor import FakeVendor, add_upstream, json_answer, sse_answer
+from tests.providers.fake_text_vendor import json_answer, mounted_vendor, sse_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -167,25 +167,20 @@ def vendor_response(request: dict, text: str) -> dict:
 
 @pytest.fixture
 async def openai(catalog):
-    fake = FakeVendor(OPENAI)
-    fake.answer = lambda request: json_answer(vendor_response(request, f"answer{len(fake.requests)}"))
-    fake.mount()
-    await add_upstream("openai", OPENAI, {"omicron-4-mini": "vendor-mini"})
-    yield fake
-    fake.unmount()
+    async for fake in mounted_vendor("openai", OPENAI, {"omicron-4-mini": "vendor-mini"}):
+        fake.answer = lambda request, fake=fake: json_answer(
+            vendor_response(request, f"answer{len(fake.requests)}"))
+        yield fake
 
 
 @pytest.fixture
 async def anthropic(catalog):
-    fake = FakeVendor(ANTHROPIC)
-    fake.answer = lambda request: json_answer({
-        "id": "msg_1", "type": "message", "role": "assistant", "model": "vendor-sonnet",
-        "content": [{"type": "text", "text": f"answer{len(fake.requests)}"}], "stop_reason": "end_turn",
-        "usage": {"input_tokens": 4, "output_tokens": 1}})
-    fake.mount()
-    await add_upstream("anthropic", ANTHROPIC, {"epsilon-4.5": "vendor-sonnet"})
-    yield fake
-    fake.unmount()
+    async for fake in mounted_vendor("anthropic", ANTHROPIC, {"epsilon-4.5": "vendor-sonnet"}):
+        fake.answer = lambda request, fake=fake: json_answer({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "vendor-sonnet",
+            "content": [{"type": "text", "text": f"answer{len(fake.requests)}"}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 4, "output_tokens": 1}})
+        yield fake
 
 
 async def respond(account, **body) -> dict:
