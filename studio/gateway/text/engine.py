@@ -325,9 +325,9 @@ async def stream(call: TextCall) -> AsyncIterator[bytes]:
 def cut_usage(call: TextCall) -> tuple[int, int, int]:
     """(input, output, cached input) tokens of a stream cut short: the upstream's own counts when
     its final usage had arrived, else the larger of what it had reported and the estimates of the
-    request and of the text sent so far."""
+    request and of the text sent so far. Nothing when the client had been sent nothing."""
     tap, sent = call.tap, call.sent_text
-    if tap is None or sent is None:
+    if tap is None or sent is None or call.record.first_byte_ms is None:
         return 0, 0, 0
     if tap.complete:
         return tap.input_tokens, tap.output_tokens, tap.cached_tokens

@@ -270,3 +270,4 @@ async def test_a_client_gone_before_anything_was_sent_costs_nothing(alice, opena
         await task
     release.set()
     assert call.record.error.status == 499 and call.record.cost_usd == 0
+    assert (call.record.input_tokens, call.record.output_tokens) == (0, 0)
