@@ -82,18 +82,33 @@ class UsageTap:
 
 class StreamedText:
     """The text (answer, reasoning, tool arguments) a stream has sent, read from the events in
-    the client's format; only the events that carry text are decoded."""
+    the client's format. Relayed bytes are not decoded: the string values of the fields that
+    carry text are cut out as they are (still JSON-escaped) and decoded only if counted."""
 
-    __slots__ = ("fmt", "pieces")
+    __slots__ = ("fmt", "keys", "pieces", "raw", "spaced")
 
     def __init__(self, fmt: str) -> None:
         self.fmt = fmt
+        self.keys, self.spaced = _TEXT_KEYS[fmt]
         self.pieces: list[str] = []
+        self.raw: list[bytes] = []
 
     def observe_raw(self, name: str | None, data: bytes) -> None:
         """An event as relayed bytes (a pass-through stream)."""
-        if self._carries_text(name) and (self.fmt != "chat" or b'"delta"' in data):
-            self.observe(name, _loads(data))
+        if not self._carries_text(name):
+            return
+        for key in self.spaced if b'": "' in data else self.keys:
+            start = data.find(key)
+            while start >= 0:
+                start += len(key)
+                end = data.find(b'"', start)
+                while end > 0 and _escaped(data, end):
+                    end = data.find(b'"', end + 1)
+                if end < 0:
+                    break
+                if end > start:
+                    self.raw.append(data[start:end])
+                start = data.find(key, end)
 
     def observe(self, name: str | None, data: dict[str, Any]) -> None:
         """An event as decoded JSON (a translated stream)."""
@@ -125,8 +140,38 @@ class StreamedText:
     def _add(self, *values: Any) -> None:
         self.pieces.extend(value for value in values if isinstance(value, str) and value)
 
+    def text(self) -> str:
+        """What was sent (a stream is read either as bytes or decoded, never both)."""
+        return "".join(self.pieces) + "".join(_loads_string(piece) for piece in self.raw)
+
     def tokens(self) -> int:
-        return text_tokens("".join(self.pieces)) if self.pieces else 0
+        text = self.text()
+        return text_tokens(text) if text else 0
+
+
+# The fields whose string values are text a stream sends: compact, and with the spaced variants
+# too for a writer that puts a space after the colon.
+_TEXT_KEYS = {fmt: (tuple(b'"' + name + b'":"' for name in names),
+                    tuple(b'"' + name + sep + b'"' for name in names for sep in (b'":', b'": ')))
+              for fmt, names in (("chat", (b"content", b"reasoning_content", b"arguments")),
+                                 ("messages", (b"text", b"thinking", b"partial_json")),
+                                 ("responses", (b"delta",)))}
+
+
+def _escaped(data: bytes, quote: int) -> bool:
+    """The quote at ``quote`` is preceded by an odd number of backslashes."""
+    n = quote - 1
+    while n >= 0 and data[n] == 0x5C:
+        n -= 1
+    return (quote - 1 - n) % 2 == 1
+
+
+def _loads_string(piece: bytes) -> str:
+    try:
+        value = orjson.loads(b'"' + piece + b'"')
+    except orjson.JSONDecodeError:
+        return piece.decode("utf-8", "replace")
+    return value if isinstance(value, str) else ""
 
 
 def add_cost(fmt: str, name: str | None, data: dict[str, Any], cost: float) -> bool:

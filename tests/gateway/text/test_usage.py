@@ -69,18 +69,23 @@ def test_tap_ignores_undecodable_data() -> None:
 
 def test_streamed_text_reads_the_text_each_format_sends():
     chat = StreamedText("chat")
-    chat.observe_raw(None, orjson.dumps({"choices": [{"delta": {"content": "Hello"}}]}))
-    chat.observe(None, {"choices": [{"delta": {"reasoning_content": " because", "tool_calls": [
-        {"function": {"name": "f", "arguments": "{}"}}]}}]})
-    chat.observe_raw(None, b'{"choices":[],"usage":{"prompt_tokens":1}}')
-    assert chat.pieces == ["Hello", " because", "f", "{}"]
+    chat.observe(None, {"choices": [{"delta": {"content": "Hello", "reasoning_content": " because",
+                                               "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}}]})
+    assert chat.text() == "Hello becausef{}"
+    relayed = StreamedText("chat")  # relayed bytes: escapes, spacing and non-text values
+    relayed.observe_raw(None, orjson.dumps({"choices": [{"delta": {"content": 'say "hi" \\ '}}]}))
+    spaced = orjson.dumps({"choices": [{"delta": {"content": "café", "tool_calls": [
+        {"function": {"arguments": '{"a":1}'}}]}}]}).replace(b'":', b'": ').replace("é".encode(), b"\\u00e9")
+    relayed.observe_raw(None, spaced)
+    relayed.observe_raw(None, b'{"choices":[{"delta":{"content":null}}],"usage":{"prompt_tokens":1}}')
+    assert relayed.text() == 'say "hi" \\ café{"a": 1}'  # the spacing reached the arguments too
     messages = StreamedText("messages")
     messages.observe_raw("content_block_delta", b'{"delta":{"type":"text_delta","text":"Hi you"}}')
-    messages.observe_raw("message_delta", b'{"delta":{"stop_reason":"end_turn"}}')
-    assert messages.pieces == ["Hi you"] and messages.tokens() == 2
+    messages.observe_raw("content_block_start", b'{"content_block":{"type":"text","text":"no"}}')
+    assert messages.text() == "Hi you" and messages.tokens() == 2
     responses = StreamedText("responses")
     responses.observe("response.output_text.delta", {"delta": "one"})
-    responses.observe("response.function_call_arguments.delta", {"delta": "{\"a\":1}"})
     responses.observe("response.output_text.done", {"text": "one"})
-    assert responses.pieces == ["one", "{\"a\":1}"]
+    responses.observe_raw("response.function_call_arguments.delta", orjson.dumps({"delta": '{"a":1}'}))
+    assert responses.text() == 'one{"a":1}'
     assert StreamedText("chat").tokens() == 0
