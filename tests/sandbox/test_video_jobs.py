@@ -32,8 +32,8 @@ def hook():
     receiver.close()
 
 
-async def test_each_status_change_is_posted_and_the_sender_ends_with_the_task(monkeypatch, hook):
-    monkeypatch.setenv("STUDIO_SANDBOX_VIDEO_SECONDS", "0")
+async def test_each_status_change_is_posted_and_the_sender_ends_with_the_task(settings, hook):
+    settings.STUDIO_SANDBOX_VIDEO_SECONDS = 0
     job = await video_jobs.submit(failing_job(hook.url), record=record)
     for _ in range(400):
         if not video_jobs.callback_senders():
@@ -43,8 +43,8 @@ async def test_each_status_change_is_posted_and_the_sender_ends_with_the_task(mo
     assert [orjson.loads(body) for _, body in hook.received] == [{"id": job.id, "status": "failed"}]
 
 
-async def test_stopping_callbacks_ends_the_senders_of_unfinished_tasks(monkeypatch, hook):
-    monkeypatch.setenv("STUDIO_SANDBOX_VIDEO_SECONDS", "3600")
+async def test_stopping_callbacks_ends_the_senders_of_unfinished_tasks(settings, hook):
+    settings.STUDIO_SANDBOX_VIDEO_SECONDS = 3600
     await video_jobs.submit(failing_job(hook.url), record=record)
     await video_jobs.submit(failing_job(hook.url), record=record)
     assert video_jobs.callback_senders() == 2
