@@ -202,6 +202,9 @@ STUDIO_UPSTREAM_TRANSPORT = env("STUDIO_UPSTREAM_TRANSPORT", "aiohttp")
 STUDIO_RECORDER_MAX_PENDING_BYTES = int(env("STUDIO_RECORDER_MAX_PENDING_BYTES", str(128 * 1024 * 1024)))
 # Seconds before each new try of a record that could not be written; after the last, it is logged as lost.
 STUDIO_RECORDER_RETRY_DELAYS = tuple(float(s) for s in env("STUDIO_RECORDER_RETRY_DELAYS", "1,5,30,120,600").split(","))
+# Days a stored response (``POST /v1/responses`` without ``store: false``) is kept, as the vendor
+# keeps them; older ones answer as never stored and the worker deletes them.
+STUDIO_RESPONSE_RETENTION_DAYS = float(env("STUDIO_RESPONSE_RETENTION_DAYS", "30"))
 # Lifetime of the unguessable public URLs handed out for stored outputs (response_format=url).
 STUDIO_MEDIA_URL_TTL = int(env("STUDIO_MEDIA_URL_TTL", str(24 * 3600)))
 # Allow client-supplied URLs that resolve to private addresses (only for closed networks).

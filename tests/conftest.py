@@ -40,15 +40,17 @@ def _fresh_gateway_state():
 async def _drain_records_async():
     yield
     from studio.gateway import health, recording
+    from studio.sandbox import video_jobs
 
+    await asyncio.wait_for(video_jobs.stop_callbacks(), timeout=60)
     await asyncio.wait_for(recording.drain(), timeout=60)
     await asyncio.wait_for(health.drain(), timeout=60)
 
 
 @pytest.fixture(autouse=True)
 def _drain_records(request):
-    """Records are written in the background; let an async test's writes land before teardown
-    flushes the database (or the next test starts). Sync tests (browsers) are left alone: their
+    """Records are written in the background; let an async test's writes land (and the sandbox's
+    callback senders stop) before teardown flushes the database (or the next test starts). Sync tests (browsers) are left alone: their
     server drains on shutdown, and an event loop around them would break Playwright's."""
     if inspect.iscoroutinefunction(getattr(request.node, "obj", None)):
         request.getfixturevalue("_drain_records_async")

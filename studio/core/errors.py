@@ -144,6 +144,14 @@ class UpstreamTimeout(GatewayError):
     retryable = True
 
 
+class ClientClosedRequest(GatewayError):
+    """The client went away before the answer ended (status 499, as proxies log it). Not an
+    error the client sees; what its stream had been sent by then is still charged."""
+
+    status = 499
+    kind = "client_closed"
+
+
 class NoUpstream(GatewayError):
     """The model exists but no enabled upstream serves it."""
 

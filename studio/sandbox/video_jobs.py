@@ -8,11 +8,13 @@ about the task takes the render over. The reported phase follows a clock fixed a
 queued, then running, then succeeded (or failed) once both the clock and the render are done.
 ``STUDIO_SANDBOX_VIDEO_SECONDS`` sets the pace (default 4 seconds; 0 in tests). A prompt
 containing ``[fail]`` fails the task at the end. The files are served by the sandbox app itself,
-like a vendor's temporary result URLs.
+like a vendor's temporary result URLs. A task with a ``callback_url`` has it posted to on each
+status change by a task on the event loop that created it (``stop_callbacks`` ends them).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import io
@@ -27,6 +29,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
 from asgiref.sync import sync_to_async
@@ -51,6 +54,7 @@ PRUNE_EVERY = 300.0
 _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox-video")
 _me = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 _last_prune = [0.0]  # throttles this process's clean-up; not state other processes need
+CALLBACK_TICK = 0.05  # seconds between looks at a task whose status changes are posted
 
 Record = Callable[[SandboxVideoJob], dict]
 
@@ -158,7 +162,7 @@ async def submit(new: NewVideoJob, record: Record | None = None) -> SandboxVideo
     if not fails(job):  # a failing task has nothing to render: it fails when its clock runs out
         _executor.submit(_render, job.id)
     if job.callback_url.startswith(("http://", "https://")) and record is not None:
-        threading.Thread(target=_notify, args=(job.id, record), name=f"sandbox-callback-{job.id}", daemon=True).start()
+        _Notifier.start(job.id, record)
     return job
 
 
@@ -259,31 +263,66 @@ def _render(job_id: str) -> None:
         connection.close()
 
 
-def _notify(job_id: str, record: Record) -> None:
-    """Post the task record to its ``callback_url`` on each status change after creation."""
-    sent = "queued"
-    try:
-        while sent not in ("succeeded", "failed", "cancelled"):
-            time.sleep(0.05)
-            job = SandboxVideoJob.objects.filter(id=job_id).first()
-            if job is None:
+@dataclass(slots=True, eq=False)
+class _Notifier:
+    """Posts a task's record to its ``callback_url`` on each status change after creation, from
+    the event loop of the request that created it, until the task ends or ``stop_callbacks``."""
+
+    job_id: str
+    record: Record
+    stopped: bool = False
+    running: ClassVar[dict[_Notifier, asyncio.Task]] = {}
+
+    @classmethod
+    def start(cls, job_id: str, record: Record) -> None:
+        notifier = cls(job_id, record)
+        task = asyncio.get_running_loop().create_task(notifier.run(), name=f"sandbox-callback-{job_id}")
+        cls.running[notifier] = task
+        task.add_done_callback(lambda _: cls.running.pop(notifier, None))
+
+    async def run(self) -> None:
+        sent = "queued"
+        async with httpx.AsyncClient(timeout=5.0) as http:
+            while sent not in ("succeeded", "failed", "cancelled"):
+                await asyncio.sleep(CALLBACK_TICK)
+                if self.stopped:
+                    return
+                job = await SandboxVideoJob.objects.filter(id=self.job_id).afirst()
+                if job is None:
+                    return
+                current = phase(job)
+                if current != sent:
+                    sent = current
+                    await self._post(http, job, self.record(job))
+
+    async def _post(self, http: httpx.AsyncClient, job: SandboxVideoJob, body: dict) -> None:
+        for attempt in range(CALLBACK_ATTEMPTS):
+            if self.stopped:
                 return
-            current = phase(job)
-            if current == sent:
-                continue
-            sent = current
-            body = record(job)
-            for attempt in range(CALLBACK_ATTEMPTS):
-                try:
-                    if httpx.post(job.callback_url, json=body, timeout=5.0).status_code < 300:
-                        break
-                except httpx.HTTPError:
-                    pass
-                time.sleep(min(2.0**attempt, 5.0) * min(1.0, job.pace or 0.05))
-            else:
-                logger.info("sandbox callback for %s was not acknowledged", job_id)
-    finally:
-        connection.close()
+            try:
+                if (await http.post(job.callback_url, json=body)).status_code < 300:
+                    return
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep(min(2.0**attempt, 5.0) * min(1.0, job.pace or CALLBACK_TICK))
+        logger.info("sandbox callback for %s was not acknowledged", job.id)
+
+
+def callback_senders() -> int:
+    """How many tasks of this process are posting callbacks."""
+    return len(_Notifier.running)
+
+
+async def stop_callbacks() -> None:
+    """Stop posting callbacks and wait until no sender is left between two looks at the database
+    (server shutdown, the end of a test): none outlives the event loop that started it."""
+    loop = asyncio.get_running_loop()
+    running = dict(_Notifier.running)
+    for notifier, task in running.items():
+        notifier.stopped = True
+        if task.get_loop() is not loop:  # its loop has gone, and the task with it
+            _Notifier.running.pop(notifier, None)
+    await asyncio.gather(*(t for t in running.values() if t.get_loop() is loop), return_exceptions=True)
 
 
 def _prune(now: float) -> None:

@@ -29,3 +29,10 @@ async def prune_sandbox_results() -> None:
     from studio.sandbox.ark_images import prune_results
 
     await sync_to_async(prune_results)()
+
+
+async def prune_expired_responses() -> None:
+    """Stored responses live ``STUDIO_RESPONSE_RETENTION_DAYS``, like the vendor's; then they go."""
+    from studio.gateway.text.stored import prune_expired
+
+    await prune_expired()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,3 +80,15 @@ async def add_upstream(protocol: str, base_url: str, model_map: dict[str, str], 
     upstream.credential = f"vendor-secret-{protocol}"
     await upstream.asave()
     return upstream
+
+
+async def mounted_vendor(protocol: str, base_url: str, model_map: dict[str, str]) -> AsyncIterator[FakeVendor]:
+    """Body of a fixture: a FakeVendor at ``base_url``, the upstream routing ``model_map`` to it,
+    unmounted afterwards."""
+    fake = FakeVendor(base_url)
+    fake.mount()
+    await add_upstream(protocol, base_url, model_map)
+    try:
+        yield fake
+    finally:
+        fake.unmount()

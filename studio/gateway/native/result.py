@@ -6,10 +6,11 @@ across all frames, in order; the last frame alone is not enough.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from studio.gateway.native.frames import BigString, inline_bytes
+from studio.providers.gemini.answer import MergedAnswer
 
 
 @dataclass(slots=True)
@@ -24,44 +25,9 @@ class InlineImage:
 
 
 @dataclass(slots=True)
-class NativeResult:
-    parts: list[dict[str, Any]] = field(default_factory=list)
-    finish_reason: str = ""
-    usage: dict[str, Any] = field(default_factory=dict)
-    model_version: str = ""
-    response_id: str = ""
-    prompt_feedback: dict[str, Any] | None = None
-
-    def add(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
-        """Merge one response chunk; returns the parts it added (candidate 0).
-
-        Tolerant of odd shapes: whatever is not the expected type is skipped, because the
-        client already has the vendor's answer as it was and the record must not fail on it.
-        """
-        usage = chunk.get("usageMetadata")
-        if isinstance(usage, dict) and usage:
-            self.usage = usage  # cumulative: the last one wins
-        self.model_version = str(chunk.get("modelVersion") or self.model_version)
-        self.response_id = str(chunk.get("responseId") or self.response_id)
-        feedback = chunk.get("promptFeedback")
-        if isinstance(feedback, dict) and feedback:
-            self.prompt_feedback = feedback
-        added: list[dict[str, Any]] = []
-        candidates = chunk.get("candidates")
-        for candidate in candidates if isinstance(candidates, list) else ():
-            if not isinstance(candidate, dict) or candidate.get("index", 0) != 0:
-                continue
-            content = candidate.get("content")
-            parts = content.get("parts") if isinstance(content, dict) else None
-            added = [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
-            self.parts.extend(added)
-            self.finish_reason = str(candidate.get("finishReason") or self.finish_reason)
-        return added
-
-    @property
-    def text(self) -> str:
-        """The model's visible text (thoughts excluded)."""
-        return "".join(p["text"] for p in self.parts if isinstance(p.get("text"), str) and not p.get("thought"))
+class NativeResult(MergedAnswer):
+    """A native answer merged chunk by chunk (``MergedAnswer.add``), read for its images, kept in
+    their frames until decoded."""
 
     def images(self, include_thoughts: bool = False) -> list[InlineImage]:
         found = []

@@ -5,7 +5,12 @@ the body through (the upstream speaks the client's format: only ``model`` is rew
 fields survive, the answer's bytes are relayed with the model name swapped back) or translate
 through the pair modules. Streams are relayed frame by frame as they arrive, with failover only
 before the first frame. Usage is read from the upstream's own counts and recorded off the
-response path.
+response path; a stream the client leaves is charged for what it had been sent (the upstream's
+counts if they came, else estimates of the request and of the text sent).
+
+A responses request naming ``previous_response_id`` is the one call that reads the database
+before going upstream: the stored conversation is put before its input, and the upstream (which
+never saw the gateway's ids) gets the whole input instead of the id.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 import orjson
 
 from studio.core.entries import ModelEntry, UpstreamEntry
-from studio.core.errors import BadRequest, GatewayError, UpstreamError
+from studio.core.errors import BadRequest, ClientClosedRequest, GatewayError, UpstreamError
 from studio.core.principal import Principal
 from studio.gateway import admission, routing, snapshot
 from studio.gateway.auth import resolve_model
@@ -27,9 +32,9 @@ from studio.gateway.text import stored, translators
 from studio.gateway.text import validation as text_validation
 from studio.gateway.text.record import TextRecord
 from studio.gateway.text.responses_to_chat import response_object
-from studio.gateway.text.tokens import estimate_input_tokens
+from studio.gateway.text.tokens import estimate_input_tokens, estimate_request_tokens
 from studio.gateway.text.translation import Context, Translator
-from studio.gateway.text.usage import FINAL_RESPONSE_EVENTS, UsageTap, add_cost, from_body
+from studio.gateway.text.usage import FINAL_RESPONSE_EVENTS, StreamedText, UsageTap, add_cost, from_body
 from studio.gateway.text_checks import refuse_nul
 from studio.providers.contracts import Capability, TextUpstream
 from studio.providers.registry import capable, supports, text_upstream, token_count_upstream, vendor_for
@@ -42,6 +47,7 @@ DEFAULT_MAX_TOKENS = 4096
 
 _MODEL_FIELD = re.compile(rb'"model":\s?"(?:[^"\\]|\\.)*"')
 _USAGE_NULL = re.compile(rb',"usage":null|"usage":null,')
+_PREVIOUS_NULL = re.compile(rb'"previous_response_id":\s?null')
 
 
 @dataclass(slots=True)
@@ -57,6 +63,13 @@ class TextCall:
     principal: Principal
     headers: Mapping[str, str] = field(default_factory=dict)  # the client's protocol headers, same-format calls
     response_id: str | None = None  # responses: the id ``response.created`` announced
+    # The body as upstreams get it: the client's, or with a previous response's turns put before
+    # its input (``previous_response_id``), which ``context`` then holds.
+    upstream_body: dict[str, Any] = field(default_factory=dict)
+    context: list[dict[str, Any]] | None = None
+    previous_field: bytes = b""  # '"previous_response_id":"<id>"', swapped into relayed answers
+    tap: UsageTap | None = None  # the usage seen on the stream being relayed
+    sent_text: StreamedText | None = None  # the text that stream has sent the client
 
 
 @dataclass(slots=True)
@@ -94,18 +107,25 @@ async def prepare(principal: Principal, fmt: str, raw: bytes, headers: Mapping[s
     snap = await snapshot.get()
     model = resolve_model(snap, principal, body["model"], fmt, use=PATHS[fmt])
     stream = body.get("stream") is True
+    upstream_body, context, size = body, None, len(raw)
+    previous = body.get("previous_response_id") if fmt == "responses" else None
+    if previous:
+        context = [*await stored.previous_turns(principal, previous), *stored.own_input(body)]
+        upstream_body = {**{k: v for k, v in body.items() if k != "previous_response_id"}, "input": context}
+        size += len(orjson.dumps(context))
     default_max = int(model.capabilities.get("default_max_tokens") or DEFAULT_MAX_TOKENS)
     ctx = Context(model=model.model_id, upstream_model="", stream=stream, include_usage=wants_usage(fmt, body),
                   default_max_tokens=default_max, request=body)
     upstreams = capable(routing.candidates(snap, model.model_id), model, Capability.TEXT)
     for upstream in upstreams:
         translators.plan(fmt, upstream_formats(model, upstream))  # a 400 now if no translation reaches it
-    estimate, tokens = admission.text_estimate(len(raw), _max_tokens(body, default_max))
+    estimate, tokens = admission.text_estimate(size, _max_tokens(body, default_max))
     ticket = await admission.admit(principal, model, estimate, tokens=tokens, snap=snap)
     return TextCall(fmt=fmt, model=model, upstreams=upstreams, body=body,
                     stream=stream, record=TextRecord(principal, model.model_id, fmt, stream, ticket=ticket), ctx=ctx,
                     model_field=b'"model":' + orjson.dumps(model.model_id), principal=principal,
-                    headers=dict(headers or {}))
+                    headers=dict(headers or {}), upstream_body=upstream_body, context=context,
+                    previous_field=b'"previous_response_id":' + orjson.dumps(previous) if previous else b"")
 
 
 def _max_tokens(body: dict[str, Any], default: int) -> int:
@@ -127,8 +147,8 @@ def _leg(call: TextCall, upstream: UpstreamEntry) -> Leg:
     target, translator = translators.plan(call.fmt, upstream_formats(call.model, upstream))
     ctx = dataclasses.replace(call.ctx, upstream_model=upstream.upstream_model(call.model.model_id))
     if translator is not None:
-        return Leg(provider, target, translator, orjson.dumps(translator.request(call.body, ctx)), ctx)
-    body = {**call.body, "model": ctx.upstream_model}
+        return Leg(provider, target, translator, orjson.dumps(translator.request(call.upstream_body, ctx)), ctx)
+    body = {**call.upstream_body, "model": ctx.upstream_model}
     injected = call.stream and call.fmt == "chat" and not ctx.include_usage
     if injected:
         # Ask for the usage chunk the client did not ask for; the relay removes it again.
@@ -138,7 +158,12 @@ def _leg(call: TextCall, upstream: UpstreamEntry) -> Leg:
 
 
 def _rewrite_model(call: TextCall, data: bytes) -> bytes:
-    return _MODEL_FIELD.sub(lambda _: call.model_field, data, count=1)
+    """A relayed answer or event with the platform's model name (and, for a responses call that
+    continued a stored one, the ``previous_response_id`` the upstream never saw)."""
+    data = _MODEL_FIELD.sub(lambda _: call.model_field, data, count=1)
+    if call.previous_field:
+        data = _PREVIOUS_NULL.sub(lambda _: call.previous_field, data, count=1)
+    return data
 
 
 async def complete(call: TextCall) -> bytes:
@@ -162,7 +187,9 @@ async def complete(call: TextCall) -> bytes:
             out = orjson.dumps(answer)
         if call.fmt == "responses":
             call.response_id = str(answer.get("id") or "") or None
-            stored.keep(call.principal, call.model.model_id, call.body, leg.ctx, answer)
+            if call.previous_field:
+                answer["previous_response_id"] = call.body["previous_response_id"]
+            stored.keep(call.principal, call.model.model_id, call.body, leg.ctx, answer, call.context)
     except GatewayError as exc:
         record.fail(exc)
         raise
@@ -188,13 +215,15 @@ def frame(fmt: str, name: str | None, data: bytes) -> bytes:
 
 async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
     """One upstream's stream as client frames; usage is recorded however the stream ends."""
-    tap = UsageTap(leg.target)
+    tap = call.tap = UsageTap(leg.target)
+    sent = call.sent_text = StreamedText(call.fmt)
     events = leg.provider.text_stream(leg.target, leg.body, leg.headers)
     try:
         if leg.translator is None:
             async for event in events:
                 tap.observe(event)
                 data = event.data
+                sent.observe_raw(event.event, data)
                 if call.fmt == "responses" and event.event in RESPONSE_OBJECT_EVENTS:
                     _seen_response(call, leg, event.event, parse_upstream(data).get("response") or {})
                 if leg.usage_injected:
@@ -217,9 +246,11 @@ async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
                     add_cost(call.fmt, name, data, _quote(call, tap))
                 if call.fmt == "responses" and name in RESPONSE_OBJECT_EVENTS:
                     _seen_response(call, leg, name, data.get("response") or {})
+                sent.observe(name, data)
                 yield frame(call.fmt, name, orjson.dumps(data))
     finally:
-        call.record.usage(tap.input_tokens, tap.output_tokens, tap.cached_tokens)
+        if not call.record.submitted:  # a stream the client left was recorded already
+            call.record.usage(tap.input_tokens, tap.output_tokens, tap.cached_tokens)
 
 
 RESPONSE_OBJECT_EVENTS = FINAL_RESPONSE_EVENTS | {"response.created"}
@@ -230,8 +261,10 @@ def _seen_response(call: TextCall, leg: Leg, name: str, response: dict[str, Any]
     if name == "response.created":
         call.response_id = str(response.get("id") or "") or None
         return
-    stored.keep(call.principal, call.model.model_id, call.body, leg.ctx,
-                {**response, "model": call.model.model_id})
+    final = {**response, "model": call.model.model_id}
+    if call.previous_field:
+        final["previous_response_id"] = call.body["previous_response_id"]
+    stored.keep(call.principal, call.model.model_id, call.body, leg.ctx, final, call.context)
 
 
 def failed_response(call: TextCall, code: str, message: str) -> dict[str, Any]:
@@ -241,7 +274,7 @@ def failed_response(call: TextCall, code: str, message: str) -> dict[str, Any]:
     if call.response_id:
         failed["id"] = call.response_id
     failed["error"] = {"code": code, "message": message}
-    stored.keep(call.principal, call.model.model_id, call.body, call.ctx, failed)
+    stored.keep(call.principal, call.model.model_id, call.body, call.ctx, failed, call.context)
     return failed
 
 
@@ -281,11 +314,25 @@ async def stream(call: TextCall) -> AsyncIterator[bytes]:
         record.fail(exc)
         raise
     except BaseException as exc:  # the client went away or the task was cancelled
-        record.fail(GatewayError(f"stream interrupted: {type(exc).__name__}", status=499))
+        record.usage(*cut_usage(call))
+        record.fail(ClientClosedRequest(f"the client closed the stream ({type(exc).__name__})"))
         raise
     if TERMINATOR[call.fmt]:
         yield TERMINATOR[call.fmt]
     record.finish()
+
+
+def cut_usage(call: TextCall) -> tuple[int, int, int]:
+    """(input, output, cached input) tokens of a stream cut short: the upstream's own counts when
+    its final usage had arrived, else the larger of what it had reported and the estimates of the
+    request and of the text sent so far. Nothing when the client had been sent nothing."""
+    tap, sent = call.tap, call.sent_text
+    if tap is None or sent is None or call.record.first_byte_ms is None:
+        return 0, 0, 0
+    if tap.complete:
+        return tap.input_tokens, tap.output_tokens, tap.cached_tokens
+    input_tokens = tap.input_tokens or estimate_request_tokens(call.fmt, call.upstream_body)
+    return input_tokens, max(tap.output_tokens, sent.tokens()), tap.cached_tokens
 
 
 async def count_tokens(principal: Principal, raw: bytes, headers: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The usage record of one text call: built during the call, persisted off the response path.
 
 Token counts come from the upstream's own usage (the final chunk or event when streamed), read
-in the upstream's format by ``text_usage``.
+in the upstream's format by ``text_usage``. A stream the client left is recorded with status 499
+(``ClientClosedRequest``) and the usage of what it had been sent.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from studio.core.errors import GatewayError
+from studio.core.errors import ClientClosedRequest, GatewayError
 from studio.core.principal import Principal
 from studio.gateway import recording
 from studio.gateway.admission import Ticket
@@ -45,9 +46,16 @@ class TextRecord(recording.TimedRecord):
         return Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens,
                      cached_tokens=self.cached_tokens)
 
+    def billable(self) -> bool:
+        """A call that succeeded, or a stream the client cut after it had been sent something
+        (status 499: charged for what was sent); a failed call costs nothing."""
+        if isinstance(self.error, ClientClosedRequest):
+            return self.first_byte_ms is not None
+        return self.error is None
+
     def charge(self) -> None:
         if self.ticket is not None:
-            self.cost_usd = self.ticket.charge(None if self.error is not None else self.counted(), self.upstream_id)
+            self.cost_usd = self.ticket.charge(self.counted() if self.billable() else None, self.upstream_id)
 
     def usage_values(self) -> dict[str, Any]:
         """The call's ``UsageRecord`` row, by field attname."""

@@ -89,9 +89,6 @@ class ResponsesToChat:
     target = "chat"
 
     def request(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        if body.get("previous_response_id"):
-            raise BadRequest("'previous_response_id' is not supported for this model; send the full input",
-                             param="previous_response_id")
         out: dict[str, Any] = {"model": ctx.upstream_model, "messages": _messages(body)}
         if body.get("max_output_tokens") is not None:
             out["max_tokens"] = body["max_output_tokens"]

@@ -1,18 +1,25 @@
-"""Responses the gateway keeps: ``GET``/``DELETE /v1/responses/{id}`` and ``…/input_items``.
+"""Responses the gateway keeps: ``GET``/``DELETE /v1/responses/{id}``, ``…/input_items`` and
+``previous_response_id``.
 
 A responses call that does not say ``store: false`` is kept once its final response object is
 known (buffered answer, or the stream's ``response.completed``/``.incomplete``/``.failed``),
-with the input items it was made from. The write goes through the recorder, off the response
-path; reading is not on a generation's hot path. Only the user whose key made a response sees
-it: anyone else gets the same 404 as for an id that never existed.
+with the input items it was made from and the whole input its upstream was given. The write
+goes through the recorder, off the response path. Only the user whose key made a response sees
+it: anyone else gets the same answer as for an id that never existed (404 on the stored-response
+routes; 400 ``previous_response_not_found`` as ``previous_response_id``, as the vendor answers).
+A response is kept ``STUDIO_RESPONSE_RETENTION_DAYS`` (30, as the vendor keeps them): an older
+one is not found, and ``prune_expired`` (a worker job) deletes it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.utils import timezone
 
 from studio.core.errors import BadRequest, NotFound
 from studio.core.principal import Principal
@@ -25,6 +32,14 @@ MAX_ITEMS_PAGE = 100
 
 def wants_store(body: dict[str, Any]) -> bool:
     return body.get("store") is not False
+
+
+def own_input(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request's ``input`` as a list of input items, as sent (a string is one user message)."""
+    value = body.get("input")
+    if isinstance(value, str):
+        return [{"role": "user", "content": value}]
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def input_items(body: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
@@ -57,6 +72,7 @@ class ResponseRecord:
     model_id: str
     response: dict[str, Any]
     items: list[dict[str, Any]]
+    context: list[dict[str, Any]] = field(default_factory=list)
 
     def persist(self) -> None:
         from studio.models import StoredResponse
@@ -64,19 +80,66 @@ class ResponseRecord:
         StoredResponse.objects.update_or_create(
             id=str(self.response.get("id")),
             defaults={"user_id": self.principal.user_id, "api_key_id": self.principal.key_id,
-                      "model_id": self.model_id, "response": self.response, "input_items": self.items})
+                      "model_id": self.model_id, "response": self.response, "input_items": self.items,
+                      "context": self.context})
 
 
-def keep(principal: Principal, model_id: str, body: dict[str, Any], ctx: Context, response: dict[str, Any]) -> None:
-    """Store a final response object, unless the request said ``store: false``."""
+def keep(principal: Principal, model_id: str, body: dict[str, Any], ctx: Context, response: dict[str, Any],
+         context: list[dict[str, Any]] | None = None) -> None:
+    """Store a final response object, unless the request said ``store: false``. ``context`` is the
+    whole input the upstream was given (the request's own input when it continues nothing)."""
     if wants_store(body) and isinstance(response.get("id"), str):
-        recording.submit(ResponseRecord(principal, model_id, response, input_items(body, ctx)))
+        recording.submit(ResponseRecord(principal, model_id, response, input_items(body, ctx),
+                                        own_input(body) if context is None else context))
+
+
+def expires_before() -> datetime:
+    """Responses stored before this moment have expired."""
+    return timezone.now() - timedelta(days=settings.STUDIO_RESPONSE_RETENTION_DAYS)
+
+
+def _live(principal: Principal):
+    from studio.models import StoredResponse
+
+    return StoredResponse.objects.filter(user_id=principal.user_id, created__gte=expires_before())
 
 
 def _row(principal: Principal, response_id: str):
+    return _live(principal).filter(id=response_id).first()
+
+
+async def previous_turns(principal: Principal, response_id: str) -> list[dict[str, Any]]:
+    """The conversation up to the end of the stored response ``response_id``: the input its
+    upstream was given, then its output items; the request's own input goes after them. Its
+    ``instructions`` are not carried over (the vendor does not either).
+
+    One database query (Django's async ORM), made only for a request that names
+    ``previous_response_id``; the responses calls that do not never touch the database. An id
+    that is unknown, expired, or another user's is the vendor's 400 ``previous_response_not_found``.
+    """
+    fields = ("context", "input_items", "response")
+    row = await _live(principal).filter(id=response_id).values(*fields).afirst()
+    if row is None:
+        await recording.drain()  # written by this process a moment ago, maybe still queued
+        row = await _live(principal).filter(id=response_id).values(*fields).afirst()
+    if row is None:
+        raise BadRequest(f"Previous response with id '{response_id}' not found.", param="previous_response_id",
+                         code="previous_response_not_found")
+    output = row["response"].get("output") if isinstance(row["response"], dict) else None
+    context = row["context"] or row["input_items"]  # rows stored before the context was kept
+    return [*context, *(item for item in output or () if isinstance(item, dict))]
+
+
+def _prune() -> int:
     from studio.models import StoredResponse
 
-    return StoredResponse.objects.filter(id=response_id, user_id=principal.user_id).first()
+    deleted, _ = StoredResponse.objects.filter(created__lt=expires_before()).delete()
+    return deleted
+
+
+async def prune_expired() -> int:
+    """Delete the stored responses older than the retention period; returns how many went."""
+    return await sync_to_async(_prune)()
 
 
 async def _find(principal: Principal, response_id: str):

@@ -1,9 +1,10 @@
-"""Estimated input tokens of a messages request, where no upstream counts them.
+"""Estimated input tokens of a request, where no upstream counts them.
 
 ``POST /v1/messages/count_tokens`` asks an upstream that counts tokens itself (the messages
 protocol's ``count_tokens``) and uses this estimate for the others. A messages stream rebuilt
 from a chat upstream announces it in ``message_start`` (chat reports usage only at the end); its
-final ``message_delta`` carries the upstream's own count.
+final ``message_delta`` carries the upstream's own count. A stream the client cut short before
+the upstream's usage arrived is charged with these estimates (``estimate_request_tokens``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def _block_tokens(block: Any) -> int:
     if not isinstance(block, dict):
         return 0
     kind = block.get("type")
-    if kind == "image":
+    if kind in ("image", "image_url", "input_image"):
         return IMAGE_TOKENS
     if kind == "tool_use":
         return text_tokens(str(block.get("name") or "")) + text_tokens(orjson.dumps(block.get("input") or {}).decode())
@@ -59,3 +60,15 @@ def estimate_input_tokens(body: dict[str, Any]) -> int:
             total += text_tokens(str(tool.get("name") or "")) + text_tokens(str(tool.get("description") or ""))
             total += text_tokens(orjson.dumps(tool.get("input_schema") or {}).decode())
     return max(total, 1)
+
+
+def estimate_request_tokens(fmt: str, body: dict[str, Any]) -> int:
+    """A request's input tokens in any text format, estimated: the messages estimate, with a
+    chat body's messages as they are and a responses body's ``instructions`` and input items
+    as its system text and messages."""
+    if fmt == "responses":
+        value = body.get("input")
+        items = [{"content": value}] if isinstance(value, str) else value if isinstance(value, list) else []
+        return estimate_input_tokens({"system": body.get("instructions") or "", "messages": items,
+                                      "tools": body.get("tools") or ()})
+    return estimate_input_tokens(body)

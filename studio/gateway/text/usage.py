@@ -2,7 +2,8 @@
 
 Streams are watched without decoding every event: only the events that carry usage in that
 format (chat's usage chunk, messages' ``message_start``/``message_delta``, responses' final
-``response.*``) are parsed.
+``response.*``) are parsed. ``StreamedText`` keeps the text a stream has sent, in case the client
+leaves before the upstream's final usage: the call is then charged for that text.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 import orjson
 
 from studio.gateway.cost import Usage
+from studio.gateway.text.tokens import text_tokens
 from studio.providers.sse import SSEEvent
 
 FINAL_RESPONSE_EVENTS = {"response.completed", "response.incomplete", "response.failed"}
@@ -41,7 +43,7 @@ def _detail(usage: dict[str, Any], name: str) -> int:
 class UsageTap:
     """Watches an upstream stream in its own format and keeps the latest usage seen."""
 
-    __slots__ = ("cached_tokens", "final", "fmt", "input_tokens", "output_tokens")
+    __slots__ = ("cached_tokens", "complete", "final", "fmt", "input_tokens", "output_tokens")
 
     def __init__(self, fmt: str) -> None:
         self.fmt = fmt
@@ -49,6 +51,7 @@ class UsageTap:
         self.output_tokens = 0
         self.cached_tokens = 0
         self.final = False  # the event just observed carried the call's final usage
+        self.complete = False  # some event carried the call's final usage
 
     def observe(self, event: SSEEvent) -> None:
         self.final = False
@@ -70,10 +73,105 @@ class UsageTap:
             self.input_tokens, self.output_tokens, self.cached_tokens = from_body(
                 "responses", _loads(event.data).get("response") or {})
             self.final = True
+        self.complete = self.complete or self.final
 
     def usage(self) -> Usage:
         return Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens,
                      cached_tokens=self.cached_tokens)
+
+
+class StreamedText:
+    """The text (answer, reasoning, tool arguments) a stream has sent, read from the events in
+    the client's format. Relayed bytes are not decoded: the string values of the fields that
+    carry text are cut out as they are (still JSON-escaped) and decoded only if counted."""
+
+    __slots__ = ("fmt", "keys", "pieces", "raw", "spaced")
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+        self.keys, self.spaced = _TEXT_KEYS[fmt]
+        self.pieces: list[str] = []
+        self.raw: list[bytes] = []
+
+    def observe_raw(self, name: str | None, data: bytes) -> None:
+        """An event as relayed bytes (a pass-through stream)."""
+        if not self._carries_text(name):
+            return
+        for key in self.spaced if b'": "' in data else self.keys:
+            start = data.find(key)
+            while start >= 0:
+                start += len(key)
+                end = data.find(b'"', start)
+                while end > 0 and _escaped(data, end):
+                    end = data.find(b'"', end + 1)
+                if end < 0:
+                    break
+                if end > start:
+                    self.raw.append(data[start:end])
+                start = data.find(key, end)
+
+    def observe(self, name: str | None, data: dict[str, Any]) -> None:
+        """An event as decoded JSON (a translated stream)."""
+        if not self._carries_text(name):
+            return
+        if self.fmt == "chat":
+            for choice in data.get("choices") or ():
+                delta = choice.get("delta") if isinstance(choice, dict) else None
+                if isinstance(delta, dict):
+                    self._add(delta.get("content"), delta.get("reasoning_content"))
+                    for call in delta.get("tool_calls") or ():
+                        function = call.get("function") if isinstance(call, dict) else None
+                        if isinstance(function, dict):
+                            self._add(function.get("name"), function.get("arguments"))
+        elif self.fmt == "messages":
+            delta = data.get("delta")
+            if isinstance(delta, dict):
+                self._add(delta.get("text"), delta.get("thinking"), delta.get("partial_json"))
+        else:
+            self._add(data.get("delta"))
+
+    def _carries_text(self, name: str | None) -> bool:
+        if self.fmt == "chat":
+            return True
+        if self.fmt == "messages":
+            return name == "content_block_delta"
+        return name is not None and name.endswith(".delta")
+
+    def _add(self, *values: Any) -> None:
+        self.pieces.extend(value for value in values if isinstance(value, str) and value)
+
+    def text(self) -> str:
+        """What was sent (a stream is read either as bytes or decoded, never both)."""
+        return "".join(self.pieces) + "".join(_loads_string(piece) for piece in self.raw)
+
+    def tokens(self) -> int:
+        text = self.text()
+        return text_tokens(text) if text else 0
+
+
+# The fields whose string values are text a stream sends: compact, and with the spaced variants
+# too for a writer that puts a space after the colon.
+_TEXT_KEYS = {fmt: (tuple(b'"' + name + b'":"' for name in names),
+                    tuple(b'"' + name + sep + b'"' for name in names for sep in (b'":', b'": ')))
+              for fmt, names in (("chat", (b"content", b"reasoning_content", b"arguments")),
+                                 ("messages", (b"text", b"thinking", b"partial_json")),
+                                 ("responses", (b"delta",)))}
+
+
+def _escaped(data: bytes, quote: int) -> bool:
+    """The quote at ``quote`` is preceded by an odd number of backslashes."""
+    n = quote - 1
+    while n >= 0 and data[n] == 0x5C:
+        n -= 1
+    return (quote - 1 - n) % 2 == 1
+
+
+def _loads_string(piece: bytes) -> str:
+    try:
+        value = orjson.loads(b'"' + piece + b'"')
+    except orjson.JSONDecodeError:
+        return piece.decode("utf-8", "replace")
+    return value if isinstance(value, str) else ""
 
 
 def add_cost(fmt: str, name: str | None, data: dict[str, Any], cost: float) -> bool:

@@ -33,20 +33,35 @@ def inline_image(part: dict[str, Any]) -> InlineImage | None:
 
 
 @dataclass(slots=True)
-class Answer:
+class MergedAnswer:
+    """A Gemini answer merged from its chunks (or one buffered body): candidate 0's parts in
+    order, its last finish reason, the last usage (cumulative), the prompt feedback, the model
+    version and the response id. The images API's ``Answer`` and the native engine's result
+    read what they need from it."""
+
     parts: list[dict[str, Any]] = field(default_factory=list)
     finish_reason: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
-    prompt_feedback: dict[str, Any] = field(default_factory=dict)
+    prompt_feedback: dict[str, Any] | None = None
+    model_version: str = ""
+    response_id: str = ""
 
     def add(self, chunk: Any) -> list[dict[str, Any]]:
-        """Merge one answer chunk; returns the parts it added. Odd shapes are skipped."""
+        """Merge one answer chunk; returns the parts it added (candidate 0).
+
+        Tolerant of odd shapes: whatever is not the expected type is skipped, because the
+        client already has the vendor's answer as it was and reading it must not fail.
+        """
         if not isinstance(chunk, dict):
             return []
-        if isinstance(chunk.get("usageMetadata"), dict) and chunk["usageMetadata"]:
-            self.usage = chunk["usageMetadata"]
-        if isinstance(chunk.get("promptFeedback"), dict) and chunk["promptFeedback"]:
-            self.prompt_feedback = chunk["promptFeedback"]
+        usage = chunk.get("usageMetadata")
+        if isinstance(usage, dict) and usage:
+            self.usage = usage  # cumulative: the last one wins
+        self.model_version = str(chunk.get("modelVersion") or self.model_version)
+        self.response_id = str(chunk.get("responseId") or self.response_id)
+        feedback = chunk.get("promptFeedback")
+        if isinstance(feedback, dict) and feedback:
+            self.prompt_feedback = feedback
         added: list[dict[str, Any]] = []
         candidates = chunk.get("candidates")
         for candidate in candidates if isinstance(candidates, list) else ():
@@ -64,6 +79,11 @@ class Answer:
         """The model's visible text (thoughts excluded)."""
         return "".join(p["text"] for p in self.parts if isinstance(p.get("text"), str) and not p.get("thought"))
 
+
+@dataclass(slots=True)
+class Answer(MergedAnswer):
+    """What the images translation reads: the final images, and why none came."""
+
     def final_images(self) -> list[InlineImage]:
         """Non-thought images; if a model marked its only image as a thought, that image."""
         images = [image for part in self.parts if (image := inline_image(part)) is not None]
@@ -73,6 +93,6 @@ class Answer:
     @property
     def block_reason(self) -> str:
         """Why no image came, in the vendor's words."""
-        if self.prompt_feedback.get("blockReason"):
+        if self.prompt_feedback and self.prompt_feedback.get("blockReason"):
             return str(self.prompt_feedback["blockReason"])
         return self.finish_reason or "NO_IMAGE"

@@ -33,14 +33,21 @@ def test_stream(sdk, model):
     assert final.incomplete_details.reason == "max_output_tokens" and final.usage.output_tokens == 16
 
 
+WEATHER = [{"type": "function", "name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+
+
+def weather_call(sdk, model):
+    """A first turn that calls the weather tool: the response and its function call item."""
+    first = sdk.responses.create(model=model, input="get_weather for Oslo", tools=WEATHER)
+    return first, [item for item in first.output if item.type == "function_call"][0]
+
+
 @pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
 def test_function_call_round_trip(sdk, model):
-    tools = [{"type": "function", "name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
-    first = sdk.responses.create(model=model, input="get_weather for Oslo", tools=tools)
-    call = [item for item in first.output if item.type == "function_call"][0]
+    _, call = weather_call(sdk, model)
     assert call.name == "get_weather" and call.arguments == '{"city":"Oslo"}'
-    second = sdk.responses.create(model=model, tools=tools, input=[
+    second = sdk.responses.create(model=model, tools=WEATHER, input=[
         {"role": "user", "content": "get_weather for Oslo"},
         {"type": "function_call", "call_id": call.call_id, "name": call.name, "arguments": call.arguments},
         {"type": "function_call_output", "call_id": call.call_id, "output": "snow"}])
@@ -50,3 +57,19 @@ def test_function_call_round_trip(sdk, model):
 def test_mid_stream_failure_raises(sdk):
     with pytest.raises(openai.APIError):
         list(sdk.responses.create(model="epsilon-4.5", input="a b c [fail-midstream] d", stream=True))
+
+
+@pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
+def test_previous_response_id_continues_a_function_call(sdk, model):
+    first, call = weather_call(sdk, model)
+    second = sdk.responses.create(model=model, tools=WEATHER, previous_response_id=first.id, input=[
+        {"type": "function_call_output", "call_id": call.call_id, "output": "snow"}])
+    assert second.output_text == "The tool get_weather returned: snow"
+    assert second.previous_response_id == first.id
+
+
+def test_an_unknown_previous_response_is_the_vendors_400(sdk):
+    with pytest.raises(openai.BadRequestError) as exc:
+        sdk.responses.create(model="omicron-4-mini", input="hi", previous_response_id="resp_missing")
+    assert exc.value.code == "previous_response_not_found" and exc.value.param == "previous_response_id"
+    assert exc.value.message.startswith("Error code: 400") and "resp_missing' not found." in exc.value.message

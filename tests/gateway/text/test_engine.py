@@ -1,17 +1,23 @@
 """The text engine called directly: checks, pass-through with the model swapped, translation,
-streams relayed with the gateway's own usage request hidden, and usage recorded."""
+streams relayed with the gateway's own usage request hidden, usage recorded, and a stream the
+client leaves charged for what it had been sent."""
 
 from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
 
 import orjson
 import pytest
 
 from studio.core.errors import BadRequest, CapabilityMissing, GatewayError, NotFound, UpstreamError
 from studio.core.principal import Principal
-from studio.gateway import recording
+from studio.gateway import admission, recording
+from studio.gateway.cost import from_nano
 from studio.gateway.text import engine
-from studio.models import UsageRecord
-from tests.providers.fake_text_vendor import FakeVendor, add_upstream, json_answer, sse_answer
+from studio.gateway.text.tokens import estimate_request_tokens, text_tokens
+from studio.models import Budget, Price, UsageRecord
+from tests.providers.fake_text_vendor import Answer, json_answer, mounted_vendor, sse_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,20 +31,14 @@ COMPLETION = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "mo
 
 @pytest.fixture
 async def openai(catalog):
-    fake = FakeVendor(OPENAI)
-    fake.mount()
-    await add_upstream("openai", OPENAI, {"omicron-4-mini": "vendor-mini"})
-    yield fake
-    fake.unmount()
+    async for fake in mounted_vendor("openai", OPENAI, {"omicron-4-mini": "vendor-mini"}):
+        yield fake
 
 
 @pytest.fixture
 async def anthropic(catalog):
-    fake = FakeVendor(ANTHROPIC)
-    fake.mount()
-    await add_upstream("anthropic", ANTHROPIC, {"epsilon-4.5": "vendor-sonnet"})
-    yield fake
-    fake.unmount()
+    async for fake in mounted_vendor("anthropic", ANTHROPIC, {"epsilon-4.5": "vendor-sonnet"}):
+        yield fake
 
 
 def who(account) -> Principal:
@@ -99,8 +99,6 @@ async def test_complete_translates_for_an_upstream_of_another_format(alice, anth
 
 
 async def test_invalid_upstream_json_is_a_502(alice, openai):
-    from tests.providers.fake_text_vendor import Answer
-
     openai.answer = lambda request: Answer(body=b"<html>oops</html>")
     call = await engine.prepare(who(alice), "chat", raw(model="omicron-4-mini"))
     with pytest.raises(GatewayError) as exc:
@@ -160,3 +158,116 @@ def test_frame_and_wants_usage() -> None:
     assert engine.wants_usage("chat", {"stream_options": {"include_usage": True}})
     assert not engine.wants_usage("chat", {"stream_options": {"include_usage": "yes"}})
     assert engine.wants_usage("responses", {})
+
+
+# -- a stream the client leaves ------------------------------------------------------------------
+async def until_cut(request: dict, frames: list[bytes], release: asyncio.Event):
+    for data in frames:
+        yield data
+    await release.wait()  # the upstream keeps the stream open until the test ends
+
+
+async def post_and_leave(path: str, account, body: dict, leave_when: bytes, headers: dict | None = None) -> bytes:
+    """POST through the ASGI application and disconnect once ``leave_when`` has been received."""
+    from studio.asgi import application
+
+    raw_body, gone, received = orjson.dumps(body), asyncio.Event(), []
+    requested = False
+
+    async def receive() -> dict:
+        nonlocal requested
+        if not requested:
+            requested = True
+            return {"type": "http.request", "body": raw_body, "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        if message["type"] == "http.response.body":
+            received.append(message.get("body", b""))
+            if leave_when in b"".join(received):
+                gone.set()
+
+    sent_headers = {"content-type": "application/json", "authorization": f"Bearer {account.secret}",
+                    "content-length": str(len(raw_body)), **(headers or {})}
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+             "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+             "headers": [(k.encode(), v.encode()) for k, v in sent_headers.items()],
+             "client": ("127.0.0.1", 50000), "server": ("testserver", 80)}
+    await asyncio.wait_for(application(scope, receive, send), timeout=30)
+    assert gone.is_set()
+    return b"".join(received)
+
+
+async def spent_on(budget) -> Decimal:
+    from studio.gateway import counters
+
+    (held,) = await counters.get().add([(f"b:{budget.id}:0", 0, 0)])
+    return from_nano(held)
+
+
+async def test_a_stream_the_client_leaves_is_charged_for_what_it_sent(alice, openai):
+    budget = await Budget.objects.acreate(api_key=alice.key, limit_usd=Decimal("10"), period="total")
+    release = asyncio.Event()
+    frames = [chunk({"role": "assistant", "content": ""}), chunk({"content": "alpha"}),
+              chunk({"content": " beta,"}), chunk({"content": " gamma"})]
+    openai.answer = lambda request: Answer(content_type="text/event-stream", chunks=until_cut(request, frames, release))
+    body = {"model": "omicron-4-mini", "stream": True,
+            "messages": [{"role": "user", "content": "tell me three Greek letters"}]}
+    try:
+        seen = await post_and_leave("/v1/chat/completions", alice, body, b"gamma")
+        await recording.drain()
+        await admission.drain()
+    finally:
+        release.set()
+    assert b"[DONE]" not in seen
+    row = await UsageRecord.objects.aget(api_key=alice.key)
+    assert row.status_code == 499  # the client closed the request
+    # No usage came from the upstream: the text sent and the request are estimated.
+    assert row.output_tokens == text_tokens("alpha beta, gamma") > 0
+    assert row.input_tokens == estimate_request_tokens("chat", body) > 0
+    price = await Price.objects.aget(model_id="omicron-4-mini")
+    expected = (row.input_tokens * price.input_per_million + row.output_tokens * price.output_per_million) / 1_000_000
+    assert row.cost_usd == expected > 0
+    assert await spent_on(budget) == row.cost_usd  # the reservation was settled at that cost
+
+
+async def test_a_cut_stream_keeps_the_input_tokens_the_upstream_reported(alice, anthropic):
+    release = asyncio.Event()
+    frames = [
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"vendor-sonnet",'
+        b'"usage":{"input_tokens":40,"output_tokens":1}}}\n\n',
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+        b'"content_block":{"type":"text","text":""}}\n\n',
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"text_delta","text":"one two three four five"}}\n\n',
+    ]
+    anthropic.answer = lambda request: Answer(content_type="text/event-stream",
+                                              chunks=until_cut(request, frames, release))
+    try:
+        await post_and_leave("/v1/responses", alice, {"model": "epsilon-4.5", "input": "count", "stream": True},
+                             b"five")
+        await recording.drain()
+        await admission.drain()
+    finally:
+        release.set()
+    row = await UsageRecord.objects.aget(api_key=alice.key)
+    # The input count came from the upstream's message_start; the output is the text sent.
+    assert (row.status_code, row.input_tokens) == (499, 40)
+    assert row.output_tokens == text_tokens("one two three four five")
+    assert row.cost_usd > 0
+
+
+async def test_a_client_gone_before_anything_was_sent_costs_nothing(alice, openai):
+    call = await engine.prepare(who(alice), "chat", raw(model="omicron-4-mini", stream=True))
+    release = asyncio.Event()
+    openai.answer = lambda request: Answer(content_type="text/event-stream", chunks=until_cut(request, [], release))
+    task = asyncio.ensure_future(anext(engine.stream(call)))
+    while not openai.requests:
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    release.set()
+    assert call.record.error.status == 499 and call.record.cost_usd == 0
+    assert (call.record.input_tokens, call.record.output_tokens) == (0, 0)

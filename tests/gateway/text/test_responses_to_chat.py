@@ -56,7 +56,6 @@ def test_string_input():
 @pytest.mark.parametrize(("body", "param"), [
     ({"input": "x", "tools": [{"type": "file_search"}]}, "tools[0].type"),
     ({"input": [{"type": "image_generation_call"}]}, "input[0].type"),
-    ({"input": "x", "previous_response_id": "resp_1"}, "previous_response_id"),
 ])
 def test_unsupported_inputs_name_the_field(body, param):
     with pytest.raises(BadRequest) as error:

@@ -1,15 +1,24 @@
 """Stored responses: kept unless ``store: false``, with their input items; read, listed page by page
-and deleted by the user whose key made them only; anyone else gets the same 404 as for no such id."""
+and deleted by the user whose key made them only; anyone else gets the same 404 as for no such id.
+As context: ``previous_response_id`` puts the stored turns before the new input (the upstream never
+sees the gateway's id), for an upstream that speaks responses and for one reached through
+translation; expiry and the worker's pruning."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+import orjson
 import pytest
+from django.utils import timezone
 
 from studio.core.errors import BadRequest, NotFound
 from studio.core.principal import Principal
 from studio.gateway import recording
-from studio.gateway.text import stored
+from studio.gateway.text import engine, stored
 from studio.gateway.text.translation import Context
+from studio.models import StoredResponse
+from tests.providers.fake_text_vendor import json_answer, mounted_vendor, sse_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -132,3 +141,128 @@ async def test_a_bad_list_query_names_its_field(users, options: dict, param: str
     with pytest.raises(BadRequest) as refused:
         await stored.list_input_items(alice, "resp_one", **options)
     assert refused.value.param == param and refused.value.status == 400
+
+
+# -- previous_response_id and retention, through the engine ----------------------------------------
+OPENAI = "http://stored-openai.test/v1"
+ANTHROPIC = "http://stored-anthropic.test"
+
+
+def who(account) -> Principal:
+    return Principal(user_id=account.user.id, key_id=account.key.id)
+
+
+def answer_item(text: str) -> dict:
+    return {"type": "message", "id": f"msg_{text}", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
+
+def vendor_response(request: dict, text: str) -> dict:
+    body = request["body"]
+    return {"id": f"resp_vendor_{text}", "object": "response", "status": "completed",
+            "model": body["model"], "instructions": body.get("instructions"),
+            "previous_response_id": None, "output": [answer_item(text)],
+            "usage": {"input_tokens": 5, "output_tokens": 1, "total_tokens": 6}}
+
+
+@pytest.fixture
+async def openai(catalog):
+    async for fake in mounted_vendor("openai", OPENAI, {"omicron-4-mini": "vendor-mini"}):
+        fake.answer = lambda request, fake=fake: json_answer(
+            vendor_response(request, f"answer{len(fake.requests)}"))
+        yield fake
+
+
+@pytest.fixture
+async def anthropic(catalog):
+    async for fake in mounted_vendor("anthropic", ANTHROPIC, {"epsilon-4.5": "vendor-sonnet"}):
+        fake.answer = lambda request, fake=fake: json_answer({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "vendor-sonnet",
+            "content": [{"type": "text", "text": f"answer{len(fake.requests)}"}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 4, "output_tokens": 1}})
+        yield fake
+
+
+async def respond(account, **body) -> dict:
+    call = await engine.prepare(who(account), "responses", orjson.dumps(body))
+    out = orjson.loads(await engine.complete(call))
+    await recording.drain()
+    return out
+
+
+async def test_a_passed_through_call_sends_the_stored_turns_instead_of_the_id(alice, openai):
+    first = await respond(alice, model="omicron-4-mini", input="first", instructions="be brief")
+    second = await respond(alice, model="omicron-4-mini", input=[{"role": "user", "content": "second"}],
+                           previous_response_id=first["id"])
+    third = await respond(alice, model="omicron-4-mini", input="third", previous_response_id=second["id"])
+    sent = [request["body"] for request in openai.requests]
+    assert "previous_response_id" not in sent[1] and "instructions" not in sent[1]  # not inherited
+    assert sent[1]["input"] == [{"role": "user", "content": "first"}, answer_item("answer1"),
+                                {"role": "user", "content": "second"}]
+    assert sent[2]["input"] == [*sent[1]["input"], answer_item("answer2"), {"role": "user", "content": "third"}]
+    assert (second["previous_response_id"], third["previous_response_id"]) == (first["id"], second["id"])
+    assert (await stored.retrieve(who(alice), second["id"]))["previous_response_id"] == first["id"]
+    items = (await stored.list_input_items(who(alice), third["id"]))["data"]
+    assert [item["content"][0]["text"] for item in items] == ["third"]  # the request's own input
+
+
+async def test_a_streamed_passed_through_call_names_the_previous_response(alice, openai):
+    first = await respond(alice, model="omicron-4-mini", input="first")
+
+    def streamed(request):
+        obj = vendor_response(request, "streamed")
+        return sse_answer([
+            b"event: response.created\ndata: " + orjson.dumps(
+                {"type": "response.created", "response": {**obj, "status": "in_progress", "output": []}}) + b"\n\n",
+            b"event: response.completed\ndata: " + orjson.dumps(
+                {"type": "response.completed", "response": obj}) + b"\n\n"])
+
+    openai.answer = streamed
+    call = await engine.prepare(who(alice), "responses", orjson.dumps({
+        "model": "omicron-4-mini", "input": "again", "previous_response_id": first["id"], "stream": True}))
+    pieces = [orjson.loads(piece.split(b"data: ", 1)[1]) async for piece in engine.stream(call)]
+    assert [p["response"]["previous_response_id"] for p in pieces] == [first["id"], first["id"]]
+    assert len(openai.requests[1]["body"]["input"]) == 3
+    await recording.drain()
+    kept = await stored.retrieve(who(alice), pieces[-1]["response"]["id"])
+    assert kept["previous_response_id"] == first["id"]
+
+
+async def test_a_translated_call_gets_the_stored_turns_as_messages(alice, anthropic):
+    first = await respond(alice, model="epsilon-4.5", input="first", instructions="be brief")
+    second = await respond(alice, model="epsilon-4.5", input="second", previous_response_id=first["id"])
+    sent = anthropic.requests[1]["body"]
+    assert "system" not in sent  # the first call's instructions are not carried over
+    assert [(m["role"], m["content"][0]["text"]) for m in sent["messages"]] == [
+        ("user", "first"), ("assistant", "answer1"), ("user", "second")]
+    assert second["previous_response_id"] == first["id"]
+
+
+async def test_unknown_other_users_and_expired_ids_are_not_found(alice, make_account, openai, settings):
+    first = await respond(alice, model="omicron-4-mini", input="first")
+    bob = make_account("bob")
+    for account, response_id in ((alice, "resp_nope"), (bob, first["id"])):
+        with pytest.raises(BadRequest) as exc:
+            await engine.prepare(who(account), "responses", orjson.dumps({
+                "model": "omicron-4-mini", "input": "x", "previous_response_id": response_id}))
+        assert (exc.value.param, exc.value.code) == ("previous_response_id", "previous_response_not_found")
+        assert exc.value.message == f"Previous response with id '{response_id}' not found."
+    await StoredResponse.objects.filter(id=first["id"]).aupdate(created=timezone.now() - timedelta(days=31))
+    with pytest.raises(BadRequest):
+        await engine.prepare(who(alice), "responses", orjson.dumps({
+            "model": "omicron-4-mini", "input": "x", "previous_response_id": first["id"]}))
+    settings.STUDIO_RESPONSE_RETENTION_DAYS = 60
+    assert (await stored.retrieve(who(alice), first["id"]))["id"] == first["id"]
+    assert len(openai.requests) == 1  # no refused call went upstream
+
+
+async def test_prune_expired_deletes_only_responses_past_retention(alice, openai, settings):
+    old = await respond(alice, model="omicron-4-mini", input="old")
+    new = await respond(alice, model="omicron-4-mini", input="new")
+    await StoredResponse.objects.filter(id=old["id"]).aupdate(created=timezone.now() - timedelta(days=30, hours=1))
+    assert await stored.prune_expired() == 1
+    assert [r.id async for r in StoredResponse.objects.all()] == [new["id"]]
+    await StoredResponse.objects.filter(id=new["id"]).aupdate(created=timezone.now() - timedelta(days=2))
+    assert await stored.prune_expired() == 0
+    settings.STUDIO_RESPONSE_RETENTION_DAYS = 1
+    assert await stored.prune_expired() == 1

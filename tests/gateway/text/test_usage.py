@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from studio.gateway.text.usage import UsageTap, from_body
+from studio.gateway.text.usage import StreamedText, UsageTap, from_body
 from studio.providers.sse import SSEEvent
 
 
@@ -65,3 +65,27 @@ def test_tap_ignores_undecodable_data() -> None:
     tap.observe(event(b"not json", "message_start"))
     tap.observe(event(b"[1, 2]", "message_delta"))
     assert (tap.input_tokens, tap.output_tokens) == (0, 0)
+
+
+def test_streamed_text_reads_the_text_each_format_sends():
+    chat = StreamedText("chat")
+    chat.observe(None, {"choices": [{"delta": {"content": "Hello", "reasoning_content": " because",
+                                               "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}}]})
+    assert chat.text() == "Hello becausef{}"
+    relayed = StreamedText("chat")  # relayed bytes: escapes, spacing and non-text values
+    relayed.observe_raw(None, orjson.dumps({"choices": [{"delta": {"content": 'say "hi" \\ '}}]}))
+    spaced = orjson.dumps({"choices": [{"delta": {"content": "café", "tool_calls": [
+        {"function": {"arguments": '{"a":1}'}}]}}]}).replace(b'":', b'": ').replace("é".encode(), b"\\u00e9")
+    relayed.observe_raw(None, spaced)
+    relayed.observe_raw(None, b'{"choices":[{"delta":{"content":null}}],"usage":{"prompt_tokens":1}}')
+    assert relayed.text() == 'say "hi" \\ café{"a": 1}'  # the spacing reached the arguments too
+    messages = StreamedText("messages")
+    messages.observe_raw("content_block_delta", b'{"delta":{"type":"text_delta","text":"Hi you"}}')
+    messages.observe_raw("content_block_start", b'{"content_block":{"type":"text","text":"no"}}')
+    assert messages.text() == "Hi you" and messages.tokens() == 2
+    responses = StreamedText("responses")
+    responses.observe("response.output_text.delta", {"delta": "one"})
+    responses.observe("response.output_text.done", {"text": "one"})
+    responses.observe_raw("response.function_call_arguments.delta", orjson.dumps({"delta": '{"a":1}'}))
+    assert responses.text() == 'one{"a":1}'
+    assert StreamedText("chat").tokens() == 0
