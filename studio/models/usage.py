@@ -9,6 +9,9 @@ from django.utils import timezone
 from studio.models.accounts import ApiKey, Team
 from studio.models.catalog import Upstream
 
+CLIENT_CLOSED = 499  # the client left mid-answer: charged for what it got, not a failure of ours or the vendor's
+FAILED = models.Q(status_code__gte=400) & ~models.Q(status_code=CLIENT_CLOSED)  # the calls counted as errors
+
 
 class UsageRecord(models.Model):
     api_key = models.ForeignKey(ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage")

@@ -94,9 +94,9 @@ def _usage(keys: list[ApiKey]) -> tuple[dict[int, dict], dict[int, list[UsageRec
 
 
 def _errors():
-    from django.db.models import Q
+    from studio.models.usage import FAILED
 
-    return Q(status_code__gte=400)
+    return FAILED
 
 
 def _page(request: HttpRequest, new_secret: str = "", new_key: ApiKey | None = None, status: int = 200,

@@ -12,12 +12,13 @@ from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from studio.gateway import permissions as access
 from studio.models import Role, Team, UsageRecord
+from studio.models.usage import FAILED
 
 LATENCY_SAMPLE = 20000
 DEFAULT_DAYS = 30
@@ -86,7 +87,7 @@ def percentile(values: list[int], share: float) -> int | None:
 
 
 def summary(rows: QuerySet[UsageRecord], start: date, end: date) -> dict[str, Any]:
-    errors = Count("id", filter=Q(status_code__gte=400))
+    errors = Count("id", filter=FAILED)
     days = {row["day"]: row for row in rows.annotate(day=TruncDate("created")).values("day")
             .annotate(spend=Sum("cost_usd"), requests=Count("id"), errors=errors)}
     daily = []
@@ -133,7 +134,7 @@ def csv_rows(rows: QuerySet[UsageRecord]) -> list[list[Any]]:
     out = []
     for row in rows.annotate(day=TruncDate("created")).values(
             "day", "model_id", "api_key__name", "team__name", "upstream__name").annotate(
-            requests=Count("id"), errors=Count("id", filter=Q(status_code__gte=400)),
+            requests=Count("id"), errors=Count("id", filter=FAILED),
             input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"), images=Sum("images"),
             video_seconds=Sum("video_seconds"), cost=Sum("cost_usd")).order_by("day", "model_id"):
         out.append([row["day"].isoformat(), row["model_id"], row["api_key__name"] or "", row["team__name"] or "",
