@@ -83,3 +83,4 @@ async def test_anonymous_socket_is_refused(catalog):
     communicator.scope["user"] = AnonymousUser()
     connected, code = await communicator.connect()
     assert not connected
+    await communicator.disconnect()  # the refused connection's application ends, its layer reader with it
