@@ -34,16 +34,8 @@ class Plain:
 
 
 @dataclass
-class Batched:
+class Batched(Plain):
     """A record that writes many at once; the batch fails if any record in it is bad."""
-
-    name: str
-    fail: bool = False
-
-    def persist(self) -> None:
-        if self.fail:
-            raise RuntimeError("cannot write")
-        written.append(("one", self.name))
 
     @classmethod
     def persist_batch(cls, records) -> None:

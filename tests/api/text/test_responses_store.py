@@ -6,27 +6,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import orjson
 import pytest
 from django.utils import timezone
 
 from studio.models import StoredResponse
+from tests.api.text.test_responses import URL, auth, events
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-URL = "/v1/responses"
-
-
-def auth(account) -> dict[str, str]:
-    return {"Authorization": f"Bearer {account.secret}"}
-
-
-def events(text: str) -> list[tuple[str, dict]]:
-    out = []
-    for block in text.strip().split("\n\n"):
-        lines = dict(line.split(": ", 1) for line in block.split("\n"))
-        out.append((lines["event"], orjson.loads(lines["data"])))
-    return out
 
 
 @pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
