@@ -11,7 +11,7 @@ from studio.gateway.auth import authenticate
 
 
 def _bearer(request: HttpRequest) -> str | None:
-    header = request.headers.get("Authorization")
+    header = request.META.get("HTTP_AUTHORIZATION")  # ``request.headers`` would copy every header
     if header is None:
         return None
     scheme, _, token = header.partition(" ")

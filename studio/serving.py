@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import tempfile
 from typing import Any
@@ -68,49 +69,72 @@ class ApiASGIHandler(ASGIHandler):
             error_response.close()
             return
 
-        async def process_request() -> Any:
+        # As Django does, watch for a disconnect while the view runs, so an abandoned stream stops
+        # pulling from its upstream; but the view runs in this task, and the watcher cancels it,
+        # which spares a second task and an ``asyncio.wait`` per request.
+        this = asyncio.current_task()
+        assert this is not None
+        state = _Watch()
+        watcher = asyncio.get_running_loop().create_task(self.watch_for_disconnect(receive, this, state))
+        response = None
+        try:
             response = await self.run_get_response(request)
             with contextlib.suppress(asyncio.CancelledError):  # the client went away mid-send
                 await self.send_response(response, send)
-            return response
+        except asyncio.CancelledError:
+            if not state.client_left:
+                raise  # cancelled from outside (the server is stopping)
+        finally:
+            state.finished = True
+            watcher.cancel()
+            if state.client_left:
+                this.uncancel()
+            if response is not None:
+                close_response(response)
+            body_file.close()
 
-        # As Django does: watch for a disconnect while the view runs, so an abandoned stream
-        # stops pulling from its upstream.
-        disconnect = asyncio.create_task(self.listen_for_disconnect(receive))
-        work = asyncio.create_task(process_request())
-        await asyncio.wait((disconnect, work), return_when=asyncio.FIRST_COMPLETED)
-        for task in (disconnect, work):
-            if task.done():
-                with contextlib.suppress(RequestAborted):
-                    task.result()
-            else:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-        if not work.cancelled() and work.exception() is None:
-            work.result().close()  # request_finished receivers are no-ops in this thread
-        body_file.close()
+    @staticmethod
+    async def watch_for_disconnect(receive: Any, task: asyncio.Task, state: _Watch) -> None:
+        """Cancel ``task`` (the request's) when the client disconnects before its answer is done."""
+        message = await receive()
+        if message["type"] == "http.disconnect" and not state.finished:
+            state.client_left = True
+            task.cancel()
 
     async def read_limited_body(self, receive: Any) -> tuple[Any, int]:
         """Django's ``read_body``, keeping at most the body limit (plus one byte) of what is sent:
-        a client streaming gigabytes fills neither memory nor disk. Returns the file and the size sent."""
+        a client streaming gigabytes fills neither memory nor disk. A body within
+        ``FILE_UPLOAD_MAX_MEMORY_SIZE`` stays in memory; a larger one goes to a temporary file, as
+        Django's does. Returns the file and the size sent."""
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        body_file = tempfile.SpooledTemporaryFile(  # noqa: SIM115 - closed with the request, as Django's
-            max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE, mode="w+b")
+        in_memory = settings.FILE_UPLOAD_MAX_MEMORY_SIZE
+        chunks: list[bytes] = []
+        spool = None  # a file, once the body is larger than Django keeps in memory
         size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                body_file.close()
+                if spool is not None:
+                    spool.close()
                 raise RequestAborted()
             chunk = message.get("body", b"")
             size += len(chunk)
             if limit is None or size <= limit + 1:
-                body_file.write(chunk)
+                if spool is None and size > in_memory:
+                    spool = tempfile.SpooledTemporaryFile(  # noqa: SIM115 - closed with the request
+                        max_size=in_memory, mode="w+b")
+                    spool.writelines(chunks)
+                    chunks = []
+                if spool is None:
+                    chunks.append(chunk)
+                else:
+                    spool.write(chunk)
             if not message.get("more_body", False):
                 break
-        body_file.seek(0)
-        return body_file, size
+        if spool is None:
+            return io.BytesIO(chunks[0] if len(chunks) == 1 else b"".join(chunks)), size
+        spool.seek(0)
+        return spool, size
 
     async def get_response_async(self, request: Any) -> Any:
         set_urlconf(settings.ROOT_URLCONF)
@@ -141,6 +165,24 @@ class ApiASGIHandler(ASGIHandler):
                 raise RuntimeError(f"API middleware {path} must be async-capable")
             handler = convert_exception_to_response(middleware(handler))
         self._middleware_chain = handler
+
+
+class _Watch:
+    __slots__ = ("client_left", "finished")
+
+    def __init__(self) -> None:
+        self.client_left = False
+        self.finished = False
+
+
+def close_response(response: Any) -> None:
+    """``HttpResponseBase.close`` without its ``request_finished`` signal: its receivers (database
+    connections, caches) have nothing to do in the event loop's thread, where /v1 never opens one."""
+    for closer in response._resource_closers:
+        with contextlib.suppress(Exception):
+            closer()
+    response._resource_closers.clear()
+    response.closed = True
 
 
 class HttpDispatcher:
