@@ -17,6 +17,7 @@ class SSEEvent:
     data: bytes
     event: str | None = None
     id: str | None = None
+    more: bool = False  # more events came in the same read (a relay may send them together)
 
 
 class SSEParser:
@@ -98,7 +99,10 @@ class SSEParser:
 async def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:
     parser = SSEParser()
     async for chunk in chunks:
-        for event in parser.feed(chunk):
+        events = parser.feed(chunk)
+        for event in events[:-1]:
+            event.more = True
+        for event in events:
             yield event
     for event in parser.close():
         yield event

@@ -46,3 +46,12 @@ async def test_iter_sse_and_format_roundtrip():
 
     events = [e async for e in iter_sse(gen())]
     assert events[0].event == "image_generation.completed" and events[1].data == b"[DONE]"
+
+
+async def test_iter_sse_marks_the_events_that_have_more_in_the_same_read():
+    async def gen():
+        yield format_event(b"1") + format_event(b"2") + b"data: 3"  # two whole events and a part
+        yield b"\n\n" + format_event(b"4")
+
+    events = [(e.data, e.more) async for e in iter_sse(gen())]
+    assert events == [(b"1", True), (b"2", False), (b"3", True), (b"4", False)]

@@ -38,6 +38,7 @@ from studio.gateway.text.usage import FINAL_RESPONSE_EVENTS, StreamedText, Usage
 from studio.gateway.text_checks import refuse_nul
 from studio.providers.contracts import Capability, TextUpstream
 from studio.providers.registry import capable, supports, text_upstream, token_count_upstream, vendor_for
+from studio.providers.sse import SSEEvent
 
 # Each client format: the path it is served on (for messages) and how its stream is framed.
 PATHS = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
@@ -220,19 +221,8 @@ async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
     events = leg.provider.text_stream(leg.target, leg.body, leg.headers)
     try:
         if leg.translator is None:
-            async for event in events:
-                tap.observe(event)
-                data = event.data
-                sent.observe_raw(event.event, data)
-                if call.fmt == "responses" and event.event in RESPONSE_OBJECT_EVENTS:
-                    _seen_response(call, leg, event.event, parse_upstream(data).get("response") or {})
-                if leg.usage_injected:
-                    if b'"choices":[]' in data:
-                        continue  # the usage chunk only the gateway asked for
-                    data = _USAGE_NULL.sub(b"", data)
-                elif tap.final:
-                    data = _with_cost(call, tap, event.event, data)
-                yield frame(call.fmt, event.event, _rewrite_model(call, data))
+            async for piece in _passthrough(call, leg, events, tap, sent):
+                yield piece
         else:
             async def decoded() -> AsyncIterator[tuple[str | None, dict[str, Any]]]:
                 async for event in events:
@@ -251,6 +241,40 @@ async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
     finally:
         if not call.record.submitted:  # a stream the client left was recorded already
             call.record.usage(tap.input_tokens, tap.output_tokens, tap.cached_tokens)
+
+
+async def _passthrough(call: TextCall, leg: Leg, events: AsyncIterator[SSEEvent], tap: UsageTap,
+                       sent: StreamedText) -> AsyncIterator[bytes]:
+    """An upstream stream in the client's own format, relayed event by event (the model name
+    rewritten, the cost added to the final usage). The events that arrived in one read of the
+    upstream go out as one piece, as a byte relay would send them: one write to the client, not
+    one per event, and no event waits for the next read."""
+    pending: list[bytes] = []
+    try:
+        async for event in events:
+            tap.observe(event)
+            data = event.data
+            sent.observe_raw(event.event, data)
+            if call.fmt == "responses" and event.event in RESPONSE_OBJECT_EVENTS:
+                _seen_response(call, leg, event.event, parse_upstream(data).get("response") or {})
+            skip = False
+            if leg.usage_injected:
+                skip = b'"choices":[]' in data  # the usage chunk only the gateway asked for
+                if not skip:
+                    data = _USAGE_NULL.sub(b"", data)
+            elif tap.final:
+                data = _with_cost(call, tap, event.event, data)
+            if not skip:
+                pending.append(frame(call.fmt, event.event, _rewrite_model(call, data)))
+            if pending and not event.more:
+                yield pending[0] if len(pending) == 1 else b"".join(pending)
+                pending = []
+    except GatewayError:
+        if pending:  # what came before the error in the same read is sent first
+            yield b"".join(pending)
+        raise
+    if pending:
+        yield b"".join(pending)
 
 
 RESPONSE_OBJECT_EVENTS = FINAL_RESPONSE_EVENTS | {"response.created"}

@@ -128,6 +128,27 @@ async def test_stream_hides_the_usage_chunk_the_client_did_not_ask_for(alice, op
     assert call.record.submitted and call.record.error is None
 
 
+async def test_events_read_together_go_out_together_and_none_waits_for_the_next_read(alice, openai):
+    release = asyncio.Event()
+    together = chunk({"role": "assistant", "content": ""}) + chunk({"content": "a"}) + chunk({"content": "b"})
+
+    async def upstream():
+        yield together  # one read: three events
+        await release.wait()
+        yield chunk({"content": "c"})
+        yield b"data: [DONE]\n\n"
+
+    openai.answer = lambda request: Answer(content_type="text/event-stream", chunks=upstream())
+    call = await engine.prepare(who(alice), "chat", raw(model="omicron-4-mini", stream=True))
+    pieces = engine.stream(call)
+    first = await asyncio.wait_for(anext(pieces), timeout=10)  # sent before the upstream goes on
+    assert first.count(b"data: ") == 3 and b'"content":"b"' in first and b'"omicron-4-mini"' in first
+    release.set()
+    rest = [piece async for piece in pieces]
+    assert [piece.count(b"data: ") for piece in rest] == [1, 1]
+    assert b'"content":"c"' in rest[0] and rest[1] == b"data: [DONE]\n\n"
+
+
 async def test_stream_in_the_clients_format_names_its_events(alice, anthropic):
     events = [
         b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"vendor-sonnet",'
