@@ -32,7 +32,7 @@ def default_timeout() -> httpx.Timeout:
 def _network_transport() -> httpx.AsyncBaseTransport:
     limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200, keepalive_expiry=30)
     if settings.STUDIO_UPSTREAM_TRANSPORT == "aiohttp":
-        from httpx_aiohttp import AiohttpTransport
+        from studio.providers.aiohttp_transport import AiohttpTransport
 
         return AiohttpTransport(limits=limits)
     return httpx.AsyncHTTPTransport(limits=limits)
