@@ -84,6 +84,8 @@ class ApiASGIHandler(ASGIHandler):
         except asyncio.CancelledError:
             if not state.client_left:
                 raise  # cancelled from outside (the server is stopping)
+        except RequestAborted:
+            pass
         finally:
             state.finished = True
             watcher.cancel()
@@ -135,6 +137,24 @@ class ApiASGIHandler(ASGIHandler):
             return io.BytesIO(chunks[0] if len(chunks) == 1 else b"".join(chunks)), size
         spool.seek(0)
         return spool, size
+
+    async def send_response(self, response: Any, send: Any) -> None:
+        """Django's, without cutting the body into 64 KiB slices (each a copy and a message of its
+        own): a buffered body leaves in one message, a stream's parts as they come. Views cut a
+        big body into 1 MiB pieces themselves (``api.native.routes.pieces``)."""
+        headers = [(name.encode("ascii") if isinstance(name, str) else bytes(name),
+                    value.encode("latin1") if isinstance(value, str) else bytes(value))
+                   for name, value in response.items()]
+        headers += [(b"Set-Cookie", c.output(header="").encode("ascii").strip()) for c in response.cookies.values()]
+        await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+        if not response.streaming:
+            await send({"type": "http.response.body", "body": response.content})
+            return
+        async with contextlib.aclosing(aiter(response)) as content:
+            async for part in content:
+                if part:
+                    await send({"type": "http.response.body", "body": part, "more_body": True})
+        await send({"type": "http.response.body"})
 
     async def get_response_async(self, request: Any) -> Any:
         set_urlconf(settings.ROOT_URLCONF)

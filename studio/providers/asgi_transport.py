@@ -2,7 +2,9 @@
 
 httpx's own ASGITransport collects the whole response body before returning, which would turn
 the sandbox's SSE streams into one late burst. This one hands the body over chunk by chunk as
-the app sends it, with a small bounded queue for back-pressure.
+the app sends it, with back-pressure by bytes: the app waits while more than ``HIGH_WATER`` bytes
+it sent are still unread (as a server's socket buffer makes it wait), whatever the size of its
+messages.
 """
 
 from __future__ import annotations
@@ -14,10 +16,37 @@ from typing import Any
 import httpx
 
 _END = object()
+HIGH_WATER = 256 * 1024
+
+
+class _Pipe:
+    """What the app has sent and the reader has not read yet, in bytes."""
+
+    __slots__ = ("held", "items", "room")
+
+    def __init__(self) -> None:
+        self.items: asyncio.Queue = asyncio.Queue()
+        self.held = 0
+        self.room = asyncio.Event()
+        self.room.set()
+
+    async def put(self, chunk: bytes) -> None:
+        while self.held and self.held + len(chunk) > HIGH_WATER:  # one bigger chunk may wait alone
+            self.room.clear()
+            await self.room.wait()
+        self.held += len(chunk)
+        self.items.put_nowait(chunk)
+
+    async def get(self) -> Any:
+        item = await self.items.get()
+        if isinstance(item, bytes):
+            self.held -= len(item)
+            self.room.set()
+        return item
 
 
 class _QueueStream(httpx.AsyncByteStream):
-    def __init__(self, queue: asyncio.Queue, task: asyncio.Task) -> None:
+    def __init__(self, queue: _Pipe, task: asyncio.Task) -> None:
         self._queue = queue
         self._task = task
 
@@ -59,7 +88,7 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
         }
         loop = asyncio.get_running_loop()
         started: asyncio.Future = loop.create_future()
-        queue: asyncio.Queue = asyncio.Queue(maxsize=4)
+        queue = _Pipe()
         body_sent = False
         disconnected = asyncio.Event()
 
@@ -79,7 +108,7 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
                 if chunk:
                     await queue.put(bytes(chunk))
                 if not message.get("more_body", False):
-                    await queue.put(_END)
+                    queue.items.put_nowait(_END)
 
         async def run() -> None:
             try:
@@ -93,7 +122,7 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
                 if not started.done():
                     started.set_exception(error)
                 else:
-                    await queue.put(error)
+                    queue.items.put_nowait(error)
                 return
             finally:
                 disconnected.set()

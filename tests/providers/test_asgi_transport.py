@@ -8,7 +8,7 @@ import asyncio
 import httpx
 import pytest
 
-from studio.providers.asgi_transport import StreamingASGITransport
+from studio.providers.asgi_transport import HIGH_WATER, StreamingASGITransport
 
 
 async def test_body_pieces_arrive_before_the_app_finishes():
@@ -29,6 +29,26 @@ async def test_body_pieces_arrive_before_the_app_finishes():
                 reader_saw_first.set()
         await asyncio.wait_for(read(), 10)
     assert pieces == [b"first", b"second"]
+
+
+async def test_an_app_ahead_of_its_reader_waits_by_bytes_not_by_messages():
+    piece = b"x" * (HIGH_WATER // 4 + 1)  # four of these are more than may wait unread
+    sent = 0
+
+    async def app(scope, receive, send):
+        nonlocal sent
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        for _ in range(20):
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+            sent += 1
+        await send({"type": "http.response.body", "body": b""})
+
+    async with httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://app.test") as client, \
+            client.stream("GET", "/") as response:
+        await asyncio.sleep(0.05)  # nobody reads: the app runs as far as it may
+        assert sent == 3
+        body = b"".join([chunk async for chunk in response.aiter_raw()])
+    assert sent == 20 and body == piece * 20
 
 
 async def test_the_app_sees_the_request_as_sent():

@@ -1,0 +1,96 @@
+"""The /v1 handler: a client that leaves stops the view, a server that stops cancels it, and
+answers leave without being cut into 64 KiB messages."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from django.http import HttpResponse, StreamingHttpResponse
+
+from studio.serving import ApiASGIHandler
+
+SCOPE = {"type": "http", "method": "POST", "path": "/v1/chat/completions", "raw_path": b"/v1/chat/completions",
+         "query_string": b"", "headers": [(b"content-type", b"application/json")], "root_path": "",
+         "client": ("127.0.0.1", 5000), "server": ("testserver", 80), "asgi": {"version": "3.0"}}
+
+
+def handler_with_view(view) -> ApiASGIHandler:
+    handler = ApiASGIHandler()
+    handler.run_get_response = view  # the middleware and routes are not what is tested here
+    return handler
+
+
+async def capture(handler: ApiASGIHandler, receive) -> list[dict]:
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    await asyncio.wait_for(handler.handle(dict(SCOPE), receive, send), timeout=10)
+    return sent
+
+
+def messages(*items: dict):
+    queue = list(items)
+    forever = asyncio.Event()
+
+    async def receive() -> dict:
+        if queue:
+            return queue.pop(0)
+        await forever.wait()
+        return {}
+
+    return receive
+
+
+async def test_a_client_that_leaves_stops_the_view():
+    stopped = asyncio.Event()
+
+    async def view(request):
+        try:
+            await asyncio.sleep(30)
+        finally:
+            stopped.set()
+
+    receive = messages({"type": "http.request", "body": b"{}"}, {"type": "http.disconnect"})
+    sent = await capture(handler_with_view(view), receive)
+    assert stopped.is_set() and sent == []
+
+
+async def test_a_stopping_server_cancels_the_request():
+    started = asyncio.Event()
+
+    async def view(request):
+        started.set()
+        await asyncio.sleep(30)
+
+    handler = handler_with_view(view)
+    task = asyncio.ensure_future(handler.handle(dict(SCOPE), messages({"type": "http.request", "body": b"{}"}),
+                                                lambda message: asyncio.sleep(0)))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_answers_leave_whole_not_in_64_kib_slices():
+    big = b"x" * 300_000
+
+    async def buffered(request):
+        return HttpResponse(big, content_type="application/json")
+
+    async def pieces():
+        yield big
+        yield b"tail"
+
+    async def streamed(request):
+        return StreamingHttpResponse(pieces(), content_type="text/event-stream")
+
+    request = {"type": "http.request", "body": b"{}"}
+    sent = await capture(handler_with_view(buffered), messages(dict(request)))
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+    assert sent[1]["body"] == big and not sent[1].get("more_body")
+    sent = await capture(handler_with_view(streamed), messages(dict(request)))
+    assert [m.get("body") for m in sent[1:]] == [big, b"tail", None]
+    assert (b"Content-Type", b"text/event-stream") in sent[0]["headers"]  # as Django spells it
