@@ -47,7 +47,11 @@ async def principal_for(key: str) -> Principal:
     try:
         return authenticate(await snapshot.get(), key)
     except AuthenticationFailed:
-        fresher = await snapshot.reload_after_miss() if key else None
+        fresher = await snapshot.reload_after_miss(key) if key else None
         if fresher is None:
             raise
+    try:
         return authenticate(fresher, key)
+    except AuthenticationFailed:
+        snapshot.missed(fresher, key)
+        raise

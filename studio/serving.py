@@ -31,6 +31,8 @@ from django.core.handlers.exception import convert_exception_to_response
 from django.urls import set_script_prefix, set_urlconf
 from django.utils.module_loading import import_string
 
+from studio.core import memory
+
 logger = logging.getLogger("studio.serving")
 
 API_PREFIXES = ("/v1/", "/v1beta/")  # /v1beta: the native family under the Gemini API's version
@@ -94,6 +96,7 @@ class ApiASGIHandler(ASGIHandler):
             if response is not None:
                 close_response(response)
             body_file.close()
+            memory.busy()
 
     @staticmethod
     async def watch_for_disconnect(receive: Any, task: asyncio.Task, state: _Watch) -> None:
@@ -239,6 +242,7 @@ class Lifespan:
 
     def __init__(self) -> None:
         self.worker_task: asyncio.Task | None = None
+        self.release_task: asyncio.Task | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         while True:
@@ -259,6 +263,9 @@ class Lifespan:
     async def startup(self) -> None:
         from studio.gateway import events, health, snapshot  # noqa: F401 - health registers its handlers
 
+        if memory.keep_freed_memory(settings.STUDIO_MALLOC_KEEP_BYTES):
+            self.release_task = asyncio.get_running_loop().create_task(memory.release_when_idle())
+
         events.start()  # config changes and breaker state from the other processes
 
         try:
@@ -275,10 +282,11 @@ class Lifespan:
         from studio.gateway import events, health, metrics, recording
         from studio.providers.http import close_client
 
-        if self.worker_task is not None:
-            self.worker_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.worker_task
+        for task in (self.worker_task, self.release_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await recording.drain()
         await health.drain()
         await events.stop()

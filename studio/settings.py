@@ -200,6 +200,8 @@ STUDIO_UPSTREAM_DEADLINES = {
 STUDIO_UPSTREAM_TRANSPORT = env("STUDIO_UPSTREAM_TRANSPORT", "aiohttp")
 # Media waiting to be written by the background recorder beyond which new requests wait.
 STUDIO_RECORDER_MAX_PENDING_BYTES = int(env("STUDIO_RECORDER_MAX_PENDING_BYTES", str(128 * 1024 * 1024)))
+# Freed memory a web process keeps for the next big frame (glibc only; 0: the allocator's defaults).
+STUDIO_MALLOC_KEEP_BYTES = int(env("STUDIO_MALLOC_KEEP_BYTES", str(256 * 1024 * 1024)))
 # Seconds before each new try of a record that could not be written; after the last, it is logged as lost.
 STUDIO_RECORDER_RETRY_DELAYS = tuple(float(s) for s in env("STUDIO_RECORDER_RETRY_DELAYS", "1,5,30,120,600").split(","))
 # Days a stored response (``POST /v1/responses`` without ``store: false``) is kept, as the vendor

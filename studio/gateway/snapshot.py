@@ -15,6 +15,7 @@ over" to invented sandbox content.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 from typing import Any
@@ -158,6 +159,9 @@ class _State:
     snapshot: Snapshot | None = None
     refreshing: asyncio.Task | None = None
     generation: int = 0  # bumped on invalidation, so a refresh started before it is discarded
+    miss_reload: asyncio.Task | None = None  # the reload that unknown keys wait for
+    missed_on: Snapshot | None = None  # the snapshot ``missed`` keys were looked up in
+    missed: set[bytes] = set()  # noqa: RUF012 - replaced, never mutated in place, on the class
 
 
 _state = _State()
@@ -174,14 +178,40 @@ async def get() -> Snapshot:
 
 
 MISS_RELOAD_INTERVAL = 1.0
+MISSED_KEYS_KEPT = 10_000
 
 
-async def reload_after_miss() -> Snapshot | None:
+async def reload_after_miss(key: str) -> Snapshot | None:
     """A key another process just created is unknown here until the next refresh. On a miss,
-    reload at once — but at most once a second, so bad keys cannot hammer the database."""
+    reload at once, but at most once a second, so bad keys cannot hammer the database: a miss
+    soon after a reload waits for the next one (misses at the same moment share it), so a key
+    made just after this process last loaded is not refused. A key that missed on the newest
+    snapshot already is refused at once (``None``)."""
     snap = _state.snapshot
-    if snap is not None and time.monotonic() - snap.loaded_at < MISS_RELOAD_INTERVAL:
+    if snap is not None and snap is _state.missed_on and _digest(key) in _state.missed:
         return None
+    loop = asyncio.get_running_loop()
+    pending = _state.miss_reload
+    if pending is None or pending.done() or pending.get_loop() is not loop:
+        wait = 0.0 if snap is None else MISS_RELOAD_INTERVAL - (time.monotonic() - snap.loaded_at)
+        pending = _state.miss_reload = loop.create_task(_reload_after(max(wait, 0.0)))
+    return await asyncio.shield(pending)
+
+
+def missed(snap: Snapshot, key: str) -> None:
+    """``key`` is not in ``snap`` either: until the next snapshot, it is refused without waiting."""
+    if _state.missed_on is not snap or len(_state.missed) >= MISSED_KEYS_KEPT:
+        _state.missed_on, _state.missed = snap, set()
+    _state.missed.add(_digest(key))
+
+
+def _digest(key: str) -> bytes:
+    return hashlib.blake2b(key.encode(), digest_size=16).digest()  # no secret kept in memory
+
+
+async def _reload_after(delay: float) -> Snapshot:
+    if delay > 0:
+        await asyncio.sleep(delay)
     return await _reload()
 
 

@@ -95,15 +95,25 @@ async def test_a_load_started_before_an_invalidation_is_not_kept(catalog, monkey
     assert stale is not None and snapshot._state.snapshot is None  # served once, never cached
 
 
-async def test_key_misses_reload_at_most_once_a_second(catalog, make_account):
+async def test_a_key_made_just_after_the_last_load_waits_for_the_next_one(catalog, make_account):
     snap = await snapshot.get()
-    snap.loaded_at = time.monotonic() - 0.5
-    assert await snapshot.reload_after_miss() is None
-    await sync_to_async(make_account)("carol")
+    snap.loaded_at = time.monotonic() - 0.5  # loaded half a second ago
+    carol = await sync_to_async(make_account)("carol")
     snapshot._state.snapshot = snap  # as in another process: this one saw no signal for carol's key
-    snap.loaded_at = time.monotonic() - snapshot.MISS_RELOAD_INTERVAL - 0.1
-    fresh = await snapshot.reload_after_miss()
-    assert fresh is not None and len(fresh.keys) == len(snap.keys) + 1
+    both = await asyncio.gather(snapshot.reload_after_miss(carol.secret), snapshot.reload_after_miss("sk-other"))
+    assert both[0] is both[1]  # misses at the same moment share one reload
+    assert len(both[0].keys) == len(snap.keys) + 1
+    assert both[0].loaded_at >= snap.loaded_at + snapshot.MISS_RELOAD_INTERVAL  # not before a second had passed
+
+
+async def test_a_key_that_missed_on_the_newest_snapshot_is_refused_at_once(catalog):
+    snap = await snapshot.get()
+    snapshot.missed(snap, "sk-wrong")
+    assert await snapshot.reload_after_miss("sk-wrong") is None
+    assert snapshot._state.missed and b"sk-wrong" not in snapshot._state.missed  # kept as a digest only
+    snapshot.invalidate()
+    fresh = await snapshot.reload_after_miss("sk-wrong")  # a new snapshot: looked up again
+    assert fresh is not None and fresh is not snap
 
 
 def test_load_now_replaces_the_snapshot(catalog):

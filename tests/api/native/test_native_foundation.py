@@ -260,8 +260,10 @@ async def test_key_created_by_another_process_works_at_once(client, alice):
     stale.loaded_at = time.monotonic() - 2
     response = await client.get("/v1/models", headers={"Authorization": f"Bearer {secret}"})
     assert response.status_code == 200
-    # Unknown keys cannot force reloads more than once a second.
-    assert await snapshot.reload_after_miss() is None
+    # A key unknown on the newest snapshot is refused without another reload.
+    refused = await client.get("/v1/models", headers={"Authorization": "Bearer sk-not-a-key"})
+    assert refused.status_code == 401
+    assert await snapshot.reload_after_miss("sk-not-a-key") is None
 
 
 async def test_v1beta_and_key_query_and_models_answer_like_the_native_api(client, alice):

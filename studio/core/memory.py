@@ -1,0 +1,72 @@
+"""The C allocator tuned for a process that relays 10-20 MB image frames.
+
+glibc's malloc serves a large block with a fresh ``mmap`` and returns it to the system when it
+is freed; the next 4K frame then touches 15 MB of new pages again (page faults and zeroing),
+which cost more CPU than copying the frame. Serving blocks below ``mmap_threshold`` from the
+heap and keeping up to ``keep`` bytes of freed heap lets the next frame reuse memory that is
+already mapped. So that a process does not sit on that memory when the burst is over,
+``release_when_idle`` gives it back (``malloc_trim``) once no request has ended for a moment.
+Elsewhere than glibc this does nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import logging
+from collections.abc import Callable
+
+logger = logging.getLogger(__name__)
+
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD_MAX = 32 * 1024 * 1024  # glibc's ceiling for the threshold on 64-bit systems
+
+
+_active = False  # a request ended since the idle watcher last looked
+
+
+def _libc_function(name: str) -> Callable[..., int] | None:
+    try:
+        return getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), name)
+    except (OSError, AttributeError):
+        return None
+
+
+def keep_freed_memory(keep: int, mmap_threshold: int = MMAP_THRESHOLD_MAX) -> bool:
+    """Tune malloc as above; False where there is no glibc ``mallopt`` (or ``keep`` is 0)."""
+    if keep <= 0:
+        return False
+    mallopt = _libc_function("mallopt")
+    if mallopt is None:
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    done = bool(mallopt(M_MMAP_THRESHOLD, min(mmap_threshold, MMAP_THRESHOLD_MAX))) and bool(
+        mallopt(M_TRIM_THRESHOLD, min(keep, 2**31 - 1)))
+    if not done:
+        logger.warning("could not tune the C allocator (mallopt refused)")
+    return done
+
+
+def busy() -> None:
+    """A request has just ended (a plain store: it sits on every request's path)."""
+    global _active
+    _active = True
+
+
+async def release_when_idle(interval: float = 0.2) -> None:
+    """Give kept memory back once no request has ended for ``interval`` to ``2 * interval`` s."""
+    global _active
+    trim = _libc_function("malloc_trim")
+    if trim is None:
+        return
+    trim.argtypes = [ctypes.c_size_t]
+    since_trim = False  # requests ended since the last trim
+    while True:
+        await asyncio.sleep(interval)
+        if _active:
+            _active, since_trim = False, True
+        elif since_trim:
+            since_trim = False
+            trim(0)

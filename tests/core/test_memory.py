@@ -1,0 +1,52 @@
+"""The allocator keeps a freed big frame's memory for the next one (glibc), gives it back once
+the process is idle, or is left alone."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from studio.core.memory import keep_freed_memory
+
+PROBE = """
+import asyncio, os, sys
+from studio.core import memory
+tuned = memory.keep_freed_memory(int(sys.argv[1]))
+page = os.sysconf("SC_PAGE_SIZE")
+rss = lambda: int(open("/proc/self/statm").read().split()[1]) * page
+before = rss()
+frame = bytearray(b"x") * (20 * 1024 * 1024)
+del frame
+kept = (rss() - before) // (1024 * 1024)
+
+async def idle():
+    memory.busy()  # a request ended
+    watcher = asyncio.ensure_future(memory.release_when_idle(0.05))
+    await asyncio.sleep(0.5)
+    watcher.cancel()
+
+asyncio.run(idle())
+print(tuned, kept, (rss() - before) // (1024 * 1024))
+"""
+
+
+def kept_after_a_frame(keep: int) -> tuple[str, int, int]:
+    """(tuned?, MB kept once the frame is freed, MB kept once the process has been idle)."""
+    out = subprocess.run([sys.executable, "-c", PROBE, str(keep)], capture_output=True, text=True, check=True)
+    tuned, kept_mb, idle_mb = out.stdout.split()
+    return tuned, int(kept_mb), int(idle_mb)
+
+
+def test_nothing_is_tuned_when_asked_to_keep_nothing():
+    assert keep_freed_memory(0) is False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_a_freed_frame_stays_mapped_for_the_next_one():
+    tuned, kept, idle = kept_after_a_frame(256 * 1024 * 1024)
+    assert tuned == "True" and kept >= 15  # the 20 MB are still mapped, ready for the next frame
+    assert idle < 5  # and given back once no request had ended for a moment
+    tuned, kept, _ = kept_after_a_frame(0)
+    assert tuned == "False" and kept < 5  # glibc's default: a big block goes back to the system
