@@ -2,7 +2,7 @@
 
 glibc's malloc serves a large block with a fresh ``mmap`` and returns it to the system when it
 is freed; the next 4K frame then touches 15 MB of new pages again (page faults and zeroing),
-which cost more CPU than copying the frame. Serving blocks below ``mmap_threshold`` from the
+which cost more CPU than copying the frame. Serving blocks below 32 MB from the
 heap and keeping up to ``keep`` bytes of freed heap lets the next frame reuse memory that is
 already mapped. So that a process does not sit on that memory when the burst is over,
 ``release_when_idle`` gives it back (``malloc_trim``) once no request has ended for a moment.
@@ -34,7 +34,7 @@ def _libc_function(name: str) -> Callable[..., int] | None:
         return None
 
 
-def keep_freed_memory(keep: int, mmap_threshold: int = MMAP_THRESHOLD_MAX) -> bool:
+def keep_freed_memory(keep: int) -> bool:
     """Tune malloc as above; False where there is no glibc ``mallopt`` (or ``keep`` is 0)."""
     if keep <= 0:
         return False
@@ -42,7 +42,7 @@ def keep_freed_memory(keep: int, mmap_threshold: int = MMAP_THRESHOLD_MAX) -> bo
     if mallopt is None:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    done = bool(mallopt(M_MMAP_THRESHOLD, min(mmap_threshold, MMAP_THRESHOLD_MAX))) and bool(
+    done = bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)) and bool(
         mallopt(M_TRIM_THRESHOLD, min(keep, 2**31 - 1)))
     if not done:
         logger.warning("could not tune the C allocator (mallopt refused)")

@@ -37,6 +37,10 @@ class _Pipe:
         self.held += len(chunk)
         self.items.put_nowait(chunk)
 
+    def end(self, last: Any) -> None:
+        """The end of the body, or the error that cut it: queued without waiting for room."""
+        self.items.put_nowait(last)
+
     async def get(self) -> Any:
         item = await self.items.get()
         if isinstance(item, bytes):
@@ -108,7 +112,7 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
                 if chunk:
                     await queue.put(bytes(chunk))
                 if not message.get("more_body", False):
-                    queue.items.put_nowait(_END)
+                    queue.end(_END)
 
         async def run() -> None:
             try:
@@ -122,7 +126,7 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
                 if not started.done():
                     started.set_exception(error)
                 else:
-                    queue.items.put_nowait(error)
+                    queue.end(error)
                 return
             finally:
                 disconnected.set()

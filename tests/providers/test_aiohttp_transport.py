@@ -9,7 +9,7 @@ import contextlib
 import httpx
 import pytest
 
-from studio.providers.aiohttp_transport import AiohttpTransport, client_timeout
+from studio.providers.aiohttp_transport import AiohttpTransport
 
 BIG = bytes(range(256)) * 1024  # 256 KiB in one write
 
@@ -68,7 +68,3 @@ async def test_a_silent_vendor_is_a_read_timeout():
     finally:
         await transport.aclose()
 
-
-def test_a_timeout_is_built_once_per_value():
-    assert client_timeout(1.0, 30.0, 1.0) is client_timeout(1.0, 30.0, 1.0)
-    assert client_timeout(1.0, 30.0, 1.0).sock_read == 30.0
