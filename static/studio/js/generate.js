@@ -5,6 +5,7 @@ import { StudioSocket } from "./socket.js";
 import { JobPanel } from "./job_panel.js";
 import { Lightbox } from "./lightbox.js";
 import { actionsFor, toggleStar } from "./result_actions.js";
+import { CONTROLS, fillSelect, offered, readOwnOptions, renderModelCard, renderOwnOptions } from "./model_options.js";
 
 const models = JSON.parse(document.getElementById("models-data").textContent);
 const state = JSON.parse(document.getElementById("page-state").textContent);
@@ -25,24 +26,6 @@ const referenceCount = $("reference-count");
 const teamSelect = $("team");
 const connection = $("connection");
 
-// Which capability drives each control; `families` limits a control to some model families.
-const CONTROLS = [
-  { name: "aspect_ratio", cap: "aspect_ratios", kind: "select", preferred: "1:1" },
-  { name: "image_size", cap: "image_sizes", kind: "select", preferred: "1K" },
-  { name: "size", cap: "sizes", kind: "select", preferred: ["1024x1024", "2K"], families: ["standard", "layered"] },
-  { name: "quality", cap: "qualities", kind: "select", preferred: "auto", families: ["standard", "layered"] },
-  { name: "output_format", cap: "output_formats", kind: "select", families: ["standard", "layered"] },
-  { name: "background", cap: "backgrounds", kind: "select", preferred: "auto", families: ["standard", "layered"] },
-  { name: "optimize_prompt", cap: "optimize_prompt_modes", kind: "select", blank: "Off" },
-  { name: "n", cap: "max_n", kind: "count", min: 1, families: ["standard"] },
-  { name: "partial_images", cap: "max_partial_images", kind: "count", min: 0, families: ["standard"] },
-  { name: "seed", cap: "seed", kind: "number" },
-  { name: "sequential", cap: "sequential", kind: "flag" },
-  { name: "max_images", cap: "max_images", kind: "count", min: 1, needs: "sequential" },
-  { name: "layer_decomposition", cap: "layer_decomposition", kind: "flag" },
-  { name: "watermark", cap: "watermark", kind: "flag" },
-];
-
 let inputs = [...state.inputs]; // [{id, url}]
 const panels = new Map(); // job id -> JobPanel
 let pendingRef = null;
@@ -54,97 +37,10 @@ function selectedModels() {
   return [...compareBox.querySelectorAll("input:checked")].map((box) => byId.get(box.value));
 }
 
-// The values a control offers for the chosen models: in a compare run, only what all share.
-function offered(control, chosen) {
-  const lists = chosen.map((m) => {
-    if (control.families && !control.families.includes(m.family)) return null;
-    return m.capabilities[control.cap] ?? null;
-  });
-  if (!lists.length || lists.some((v) => v === null || v === false || v === 0)) return null;
-  if (Array.isArray(lists[0])) return lists.reduce((a, b) => a.filter((v) => b.includes(v)));
-  if (typeof lists[0] === "number") return Math.min(...lists);
-  return true;
-}
-
-function fillSelect(select, values, control, model) {
-  const previous = select.value;
-  const options = values.map((v) => new Option(v, v));
-  if (control.blank) options.unshift(new Option(control.blank, ""));
-  select.replaceChildren(...options);
-  const preferred = [previous, ...[control.preferred ?? []].flat(), model?.capabilities.default_output_format];
-  const pick = preferred.find((v) => v !== undefined && (values.includes(v) || (control.blank && v === "")));
-  if (pick !== undefined) select.value = pick;
-}
-
-function priceText(model) {
-  if (!model?.price) return "price not listed";
-  const lines = model.price.lines;
-  return lines.length > 3 ? `${lines.slice(0, 3).join(" · ")} · and ${lines.length - 3} more` : lines.join(" · ");
-}
-
-// Under the picker: what the chosen model can do and what it costs.
-function renderModelCard(chosen) {
-  const card = $("model-card");
-  if (!card) return;
-  card.replaceChildren(...chosen.map((m) => {
-    const item = document.createElement("div");
-    item.className = "model-card-item";
-    const head = document.createElement("strong");
-    head.textContent = m.name;
-    const price = document.createElement("span");
-    price.className = "price";
-    price.textContent = priceText(m);
-    const can = document.createElement("span");
-    can.className = "can";
-    can.textContent = m.abilities.join(" · ");
-    item.append(head, price, can);
-    return item;
-  }));
-}
-
-// In a compare run, each model's own options (those not every chosen model offers) get their own
-// small section, so comparing across families hides nothing.
-function renderOwnOptions(chosen) {
-  const box = $("own-options");
-  box.replaceChildren();
-  box.hidden = chosen.length < 2;
-  if (chosen.length < 2) return;
-  for (const model of chosen) {
-    const own = CONTROLS.filter((c) => c.kind === "select" && offered(c, chosen) === null && offered(c, [model]) !== null);
-    if (!own.length) continue;
-    const set = document.createElement("fieldset");
-    set.className = "own-options";
-    set.dataset.model = model.id;
-    const legend = document.createElement("legend");
-    legend.textContent = `${model.name} only`;
-    set.append(legend);
-    for (const control of own) {
-      const id = `own-${model.id}-${control.name}`.replace(/[^a-zA-Z0-9_-]/g, "-");
-      const label = document.createElement("label");
-      label.htmlFor = id;
-      label.textContent = form.querySelector(`[data-option="${control.name}"] label`)?.textContent ?? control.name;
-      const select = document.createElement("select");
-      select.id = id;
-      select.dataset.option = control.name;
-      fillSelect(select, offered(control, [model]), control, model);
-      set.append(label, select);
-    }
-    box.append(set);
-  }
-}
-
-function ownOptions() {
-  const result = {};
-  for (const set of $("own-options").querySelectorAll("fieldset[data-model]")) {
-    result[set.dataset.model] = Object.fromEntries([...set.querySelectorAll("select")].map((s) => [s.dataset.option, s.value]));
-  }
-  return result;
-}
-
 function applyCapabilities() {
   const chosen = selectedModels().filter(Boolean);
-  renderModelCard(chosen);
-  renderOwnOptions(chosen);
+  renderModelCard($("model-card"), chosen);
+  renderOwnOptions($("own-options"), form, chosen);
   for (const control of CONTROLS) {
     const wrapper = form.querySelector(`[data-option="${control.name}"]`);
     const input = $(`opt-${control.name}`);
@@ -301,7 +197,7 @@ form.addEventListener("submit", (e) => {
     ref: pendingRef, prompt, options: currentOptions(), inputs: inputs.map((i) => i.id), team: teamSelect.value || null,
   };
   if (compareToggle.checked) {
-    socket.send({ action: "compare", models: chosen.map((m) => m.id), model_options: ownOptions(), ...message });
+    socket.send({ action: "compare", models: chosen.map((m) => m.id), model_options: readOwnOptions($("own-options")), ...message });
   }
   else socket.send({ action: "generate", model: chosen[0].id, ...message });
 });
