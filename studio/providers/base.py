@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -101,9 +102,10 @@ class Provider:
         """The upstream's own read timeout (between two bytes), and the family's connect timeout."""
         connect = self.deadlines.connect if self.deadlines is not None else None
         if self.upstream.timeout:
-            return httpx.Timeout(self.upstream.timeout, connect=min(self.upstream.timeout, connect or 10.0))
+            read = self.upstream.timeout
+            return _timeout(read, min(read, connect or 10.0), read)
         if connect is not None:
-            return httpx.Timeout(self.client.timeout.read, connect=connect, pool=connect)
+            return _timeout(self.client.timeout.read, connect, connect)
         return None
 
     async def _send(self, method: str, path: str, content: bytes | None, params: dict[str, Any] | None,
@@ -175,6 +177,12 @@ class Provider:
                 yield response
         finally:
             await response.aclose()
+
+
+@functools.lru_cache(maxsize=256)
+def _timeout(read: float | None, connect: float | None, pool: float | None) -> httpx.Timeout:
+    """An upstream's timeouts (one object per distinct value, not one per call)."""
+    return httpx.Timeout(read, connect=connect, pool=pool)
 
 
 def retry_after_seconds(value: str | None) -> float | None:

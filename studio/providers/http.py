@@ -15,6 +15,7 @@ import weakref
 import httpx
 from django.conf import settings
 
+from studio.providers.aiohttp_transport import AiohttpTransport
 from studio.providers.asgi_transport import StreamingASGITransport
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, UpstreamClient] = weakref.WeakKeyDictionary()
@@ -32,8 +33,6 @@ def default_timeout() -> httpx.Timeout:
 def _network_transport() -> httpx.AsyncBaseTransport:
     limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200, keepalive_expiry=30)
     if settings.STUDIO_UPSTREAM_TRANSPORT == "aiohttp":
-        from studio.providers.aiohttp_transport import AiohttpTransport
-
         return AiohttpTransport(limits=limits)
     return httpx.AsyncHTTPTransport(limits=limits)
 
@@ -63,9 +62,14 @@ class UpstreamClient(httpx.AsyncClient):
                           headers: dict[str, str] | None = None, params: dict | None = None,
                           timeout: httpx.Timeout | None = None) -> httpx.Response:
         """Send and return the response with its body not yet read (read or close it)."""
-        request = httpx.Request(method, _parsed(url), content=content, headers=headers, params=params,
+        parsed = _parsed(url)
+        transport = self._direct_transport(parsed)
+        if isinstance(transport, AiohttpTransport) and params is None:
+            return await transport.send(method, url, content=content, headers=headers or {},
+                                        timeout=timeout or self.timeout)
+        request = httpx.Request(method, parsed, content=content, headers=headers, params=params,
                                 extensions={"timeout": (timeout or self.timeout).as_dict()})
-        return await self._direct_transport(request.url).handle_async_request(request)
+        return await transport.handle_async_request(request)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -68,3 +68,50 @@ async def test_a_silent_vendor_is_a_read_timeout():
     finally:
         await transport.aclose()
 
+
+
+async def test_a_plain_call_sends_its_headers_and_body_as_given():
+    seen: dict[str, bytes] = {}
+
+    async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+        seen["head"], seen["body"] = head, await reader.readexactly(length)
+        writer.write(b"HTTP/1.1 201 Created\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{\"ok\":true}")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(echo, "127.0.0.1", 0)
+    transport = AiohttpTransport()
+    try:
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
+        response = await transport.send("POST", url, content=b'{"model":"m"}',
+                                        headers={"authorization": "Bearer vendor-key", "x-request-id": "r-1"},
+                                        timeout=httpx.Timeout(5.0))
+        await response.aread()
+        await response.aclose()
+    finally:
+        await transport.aclose()
+        server.close()
+    assert response.status_code == 201 and response.reason_phrase == "Created"
+    assert response.json() == {"ok": True} and response.headers["content-type"] == "application/json"
+    head = seen["head"].lower()
+    assert head.startswith(b"post /v1/chat/completions http/1.1")
+    assert b"authorization: bearer vendor-key" in head and b"x-request-id: r-1" in head
+    assert seen["body"] == b'{"model":"m"}'
+
+
+async def test_a_plain_call_to_a_silent_vendor_is_a_read_timeout_and_a_closed_port_a_connect_error():
+    async def silent(writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(5)
+
+    transport = AiohttpTransport()
+    try:
+        async with vendor(silent) as base:
+            with pytest.raises(httpx.TimeoutException):
+                await transport.send("POST", base + "/v1/chat/completions", content=b"{}", headers={},
+                                     timeout=httpx.Timeout(0.2, connect=5))
+        with pytest.raises(httpx.TransportError):  # the server is gone: nothing listens there any more
+            await transport.send("GET", base + "/v1/models", content=None, headers={}, timeout=httpx.Timeout(2.0))
+    finally:
+        await transport.aclose()
