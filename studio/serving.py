@@ -277,6 +277,7 @@ class Lifespan:
 
             self.worker_task = asyncio.get_running_loop().create_task(run_forever())
             logger.info("in-process background worker started")
+        memory.settle_heap()
 
     async def shutdown(self) -> None:
         from studio.gateway import events, health, metrics, recording

@@ -50,3 +50,30 @@ def test_a_freed_frame_stays_mapped_for_the_next_one():
     assert idle < 5  # and given back once no request had ended for a moment
     tuned, kept, _ = kept_after_a_frame(0)
     assert tuned == "False" and kept < 5  # glibc's default: a big block goes back to the system
+
+
+SETTLE = """
+import gc, weakref
+from studio.core import memory
+
+class Node:
+    pass
+
+before = gc.get_threshold()
+memory.settle_heap()
+frozen = gc.get_freeze_count()
+a, b = Node(), Node()
+a.other, b.other = b, a  # a cycle made after start: reference counting alone never frees it
+gone = weakref.ref(a)
+del a, b
+gc.collect()
+print(frozen, before[0], gc.get_threshold()[0], gone() is None)
+"""
+
+
+def test_the_started_heap_is_kept_out_of_collections_and_later_cycles_are_still_freed():
+    out = subprocess.run([sys.executable, "-c", SETTLE], capture_output=True, text=True, check=True)
+    frozen, young_before, young_after, freed = out.stdout.split()
+    assert int(frozen) > 1000  # what was alive at start is frozen
+    assert int(young_after) > int(young_before)  # young collections are rarer than by default
+    assert freed == "True"
