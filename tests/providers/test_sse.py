@@ -55,3 +55,26 @@ async def test_iter_sse_marks_the_events_that_have_more_in_the_same_read():
 
     events = [(e.data, e.more) async for e in iter_sse(gen())]
     assert events == [(b"1", True), (b"2", False), (b"3", True), (b"4", False)]
+
+
+# Whole events in LF-only reads take a quicker path than a read that ends mid-line or holds a CR;
+# every way of cutting the stream must give the same events.
+MIXED = (b"data: {\"a\":1}\n\n"  # a lone data line
+         b"event: message_start\ndata: {\"b\":2}\n\n"  # named
+         b": keepalive\n\n"  # a comment alone
+         b"id: 7\ndata: first\ndata: second\n\n"  # an id, and two data lines
+         b"data:tight\n\n"  # no space after the colon
+         b"event: ping\n\n"  # a name and no data: no event
+         b"data: after\n\n\n"  # an extra blank line
+         b"retry: 10\ndata: last\n\n")
+MIXED_EVENTS = [(None, b'{"a":1}', None), ("message_start", b'{"b":2}', None), (None, b"first\nsecond", "7"),
+                (None, b"tight", "7"), (None, b"after", "7"), (None, b"last", "7")]
+
+
+def test_every_cut_of_a_mixed_stream_gives_the_same_events():
+    expected = [(e.event, e.data, e.id) for e in parse_all([MIXED])]
+    assert expected == MIXED_EVENTS
+    for cut in range(1, len(MIXED)):
+        for second in (cut, min(cut + 9, len(MIXED))):
+            chunks = [MIXED[:cut], MIXED[cut:second], MIXED[second:]]
+            assert [(e.event, e.data, e.id) for e in parse_all(chunks)] == MIXED_EVENTS, (cut, second)

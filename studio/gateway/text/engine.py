@@ -71,6 +71,7 @@ class TextCall:
     previous_field: bytes = b""  # '"previous_response_id":"<id>"', swapped into relayed answers
     tap: UsageTap | None = None  # the usage seen on the stream being relayed
     sent_text: StreamedText | None = None  # the text that stream has sent the client
+    upstream_model_field: bytes = b""  # the upstream's own '"model":"<id>"', once seen
 
 
 @dataclass(slots=True)
@@ -161,7 +162,15 @@ def _leg(call: TextCall, upstream: UpstreamEntry) -> Leg:
 def _rewrite_model(call: TextCall, data: bytes) -> bytes:
     """A relayed answer or event with the platform's model name (and, for a responses call that
     continued a stored one, the ``previous_response_id`` the upstream never saw)."""
-    data = _MODEL_FIELD.sub(lambda _: call.model_field, data, count=1)
+    at = data.find(b'"model":')
+    seen = call.upstream_model_field
+    if at >= 0 and seen and data.startswith(seen, at):  # as in the event before: no regex needed
+        data = data[:at] + call.model_field + data[at + len(seen):]
+    else:
+        found = _MODEL_FIELD.search(data)
+        if found is not None:
+            call.upstream_model_field = found.group()
+            data = data[:found.start()] + call.model_field + data[found.end():]
     if call.previous_field:
         data = _PREVIOUS_NULL.sub(lambda _: call.previous_field, data, count=1)
     return data

@@ -82,33 +82,40 @@ class UsageTap:
 
 class StreamedText:
     """The text (answer, reasoning, tool arguments) a stream has sent, read from the events in
-    the client's format. Relayed bytes are not decoded: the string values of the fields that
-    carry text are cut out as they are (still JSON-escaped) and decoded only if counted."""
+    the client's format. Relayed bytes are only kept as they pass (a list append per event); the
+    string values of the fields that carry text are cut out of them, and decoded, only if the
+    text is counted (a stream that ended without the upstream's usage)."""
 
-    __slots__ = ("fmt", "keys", "pieces", "raw", "spaced")
+    __slots__ = ("fmt", "keys", "pieces", "relayed", "spaced")
 
     def __init__(self, fmt: str) -> None:
         self.fmt = fmt
         self.keys, self.spaced = _TEXT_KEYS[fmt]
         self.pieces: list[str] = []
-        self.raw: list[bytes] = []
+        self.relayed: list[bytes] = []
 
     def observe_raw(self, name: str | None, data: bytes) -> None:
         """An event as relayed bytes (a pass-through stream)."""
-        if not self._carries_text(name):
-            return
-        for key in self.spaced if b'": "' in data else self.keys:
-            start = data.find(key)
-            while start >= 0:
-                start += len(key)
-                end = data.find(b'"', start)
-                while end > 0 and _escaped(data, end):
-                    end = data.find(b'"', end + 1)
-                if end < 0:
-                    break
-                if end > start:
-                    self.raw.append(data[start:end])
-                start = data.find(key, end)
+        if self._carries_text(name):
+            self.relayed.append(data)
+
+    def _raw_pieces(self) -> list[bytes]:
+        """The text fields' string values in the relayed events, still JSON-escaped."""
+        out: list[bytes] = []
+        for data in self.relayed:
+            for key in self.spaced if b'": "' in data else self.keys:
+                start = data.find(key)
+                while start >= 0:
+                    start += len(key)
+                    end = data.find(b'"', start)
+                    while end > 0 and _escaped(data, end):
+                        end = data.find(b'"', end + 1)
+                    if end < 0:
+                        break
+                    if end > start:
+                        out.append(data[start:end])
+                    start = data.find(key, end)
+        return out
 
     def observe(self, name: str | None, data: dict[str, Any]) -> None:
         """An event as decoded JSON (a translated stream)."""
@@ -142,7 +149,7 @@ class StreamedText:
 
     def text(self) -> str:
         """What was sent (a stream is read either as bytes or decoded, never both)."""
-        return "".join(self.pieces) + "".join(_loads_string(piece) for piece in self.raw)
+        return "".join(self.pieces) + "".join(_loads_string(piece) for piece in self._raw_pieces())
 
     def tokens(self) -> int:
         text = self.text()
