@@ -210,6 +210,24 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
         cursor.executemany(sql, values)
 
 
+def touch_keys(key_ids: set[int]) -> None:
+    """Mark the API keys ``key_ids`` as used now: one ``UPDATE``, written as the ORM would write
+    it but without building a query set for it (which cost three times the statement)."""
+    if not key_ids:
+        return
+    from django.utils import timezone
+
+    from studio.models import ApiKey
+
+    connection = connections[router.db_for_write(ApiKey)]
+    quote = connection.ops.quote_name
+    field = ApiKey._meta.get_field("last_used_at")
+    sql = (f"UPDATE {quote(ApiKey._meta.db_table)} SET {quote(field.column)} = %s "
+           f"WHERE {quote(ApiKey._meta.pk.column)} IN ({', '.join(['%s'] * len(key_ids))})")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [field.get_db_prep_save(timezone.now(), connection), *sorted(key_ids)])
+
+
 _recorders: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Recorder] = weakref.WeakKeyDictionary()
 
 

@@ -15,7 +15,6 @@ from typing import Any
 
 from django.core.files.base import ContentFile
 from django.db import transaction
-from django.utils import timezone
 
 from studio.core.errors import GatewayError
 from studio.core.images import ImageItem, SourceImage
@@ -64,7 +63,7 @@ class ImagesRecord(recording.TimedRecord):
 
     # -- persisted in the recorder's worker thread -------------------------------------------------
     def persist(self) -> None:
-        from studio.models import ApiKey, Generation, GenerationStatus, UsageRecord
+        from studio.models import Generation, GenerationStatus, UsageRecord
 
         made = [item for item in self.items if item.ok]
         status = (GenerationStatus.FAILED if self.error is not None
@@ -100,7 +99,7 @@ class ImagesRecord(recording.TimedRecord):
                 latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
             )
             if principal.key_id is not None:
-                ApiKey.objects.filter(id=principal.key_id).update(last_used_at=timezone.now())
+                recording.touch_keys({principal.key_id})
         self.items = []  # release the image bytes
 
     def store_output(self, item: ImageItem, index: int, generation_id: uuid.UUID) -> None:

@@ -16,7 +16,6 @@ from typing import Any
 
 import orjson
 from django.db import transaction
-from django.utils import timezone
 
 from studio.core.errors import GatewayError
 from studio.core.principal import Principal
@@ -82,7 +81,7 @@ class NativeRecord(recording.TimedRecord):
 
     def persist(self) -> None:
         from studio.gateway.media.storage import store_bytes
-        from studio.models import ApiKey, Generation, GenerationStatus, UsageRecord
+        from studio.models import Generation, GenerationStatus, UsageRecord
 
         result = self.result()
         self.frames = []  # release the frame bytes early
@@ -132,7 +131,7 @@ class NativeRecord(recording.TimedRecord):
                 latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
             )
             if principal.key_id is not None:
-                ApiKey.objects.filter(id=principal.key_id).update(last_used_at=timezone.now())
+                recording.touch_keys({principal.key_id})
 
     def parameters(self) -> dict[str, Any]:
         params = {k: v for k, v in self.body.items() if k != "contents"}

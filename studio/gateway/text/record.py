@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.utils import timezone
-
 from studio.core.errors import ClientClosedRequest, GatewayError
 from studio.core.principal import Principal
 from studio.gateway import recording
@@ -80,9 +78,7 @@ class TextRecord(recording.TimedRecord):
     @classmethod
     def persist_batch(cls, records: list[TextRecord]) -> None:
         """One INSERT statement for the batch and one UPDATE of last use per key."""
-        from studio.models import ApiKey, UsageRecord
+        from studio.models import UsageRecord
 
         recording.insert_rows(UsageRecord, [r.usage_values() for r in records])
-        key_ids = {r.principal.key_id for r in records if r.principal.key_id is not None}
-        if key_ids:
-            ApiKey.objects.filter(id__in=key_ids).update(last_used_at=timezone.now())
+        recording.touch_keys({r.principal.key_id for r in records if r.principal.key_id is not None})

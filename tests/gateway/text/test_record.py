@@ -28,7 +28,7 @@ def test_usage_row_reflects_the_call(alice):
 
 
 def test_persist_batch_writes_every_record_and_touches_each_key_once(alice, make_account, count_queries):
-    bob = make_account("bob")
+    bob, carol = make_account("bob"), make_account("carol")
     records = [record(alice), record(alice, model="epsilon-4.5"), record(bob)]
     for i, rec in enumerate(records):
         rec.usage(i, i + 1)
@@ -40,6 +40,7 @@ def test_persist_batch_writes_every_record_and_touches_each_key_once(alice, make
     assert rows == sorted([(alice.user.id, "omicron-4-mini", 1), (alice.user.id, "epsilon-4.5", 2),
                            (bob.user.id, "omicron-4-mini", 3)])
     assert all(k.last_used_at is not None for k in ApiKey.objects.filter(id__in=[alice.key.id, bob.key.id]))
+    assert ApiKey.objects.get(id=carol.key.id).last_used_at is None  # a key with no call in the batch
 
 
 def test_persist_one_record(alice):
