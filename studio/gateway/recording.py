@@ -194,13 +194,16 @@ def _persist_batch(batch: list[Record]) -> list[Record]:
 
 
 def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
-    """Insert ``rows`` (values by field attname; the model's defaults fill the rest) in one
-    ``executemany``: the rows ``bulk_create`` writes, without a model instance per row and the
-    query compiler's work per value. No signals are sent (nor does ``bulk_create`` send any)."""
+    """Insert ``rows`` (values by field attname, the primary key too when the first row has it;
+    the model's defaults fill the rest) in one ``executemany``: the rows ``bulk_create`` writes,
+    without a model instance per row and the query compiler's work per value. No signals are
+    sent (nor does ``bulk_create`` send any)."""
     if not rows:
         return
     connection = connections[router.db_for_write(model)]
-    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    pk = model._meta.pk.attname
+    given_pk = pk in rows[0]  # a key chosen by the caller (a UUID) is written; else the database picks
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key or given_pk]
     quote = connection.ops.quote_name
     sql = (f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
            f"VALUES ({', '.join(['%s'] * len(fields))})")

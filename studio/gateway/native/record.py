@@ -105,12 +105,10 @@ class NativeRecord(recording.TimedRecord):
             )
             if self.preexisting:
                 Generation.objects.filter(id=self.generation_id).update(**values)
-                generation = Generation.objects.get(id=self.generation_id)
-            else:
-                generation = Generation.objects.create(
-                    id=self.generation_id, started_at=datetime.fromtimestamp(self.started_wall, UTC),
-                    **values,
-                )
+            else:  # a row, not a model instance: nothing here needs more than its id
+                recording.insert_rows(Generation, [{
+                    "id": self.generation_id, "started_at": datetime.fromtimestamp(self.started_wall, UTC), **values,
+                }])
             for index, image in enumerate(finals):
                 if image.part_index in self.stored_outputs:
                     continue
@@ -119,17 +117,18 @@ class NativeRecord(recording.TimedRecord):
                 except GatewayError:
                     continue
                 store_bytes(data, image.mime, owner_id=principal.user_id, team_id=principal.team_id,
-                            generation_id=generation.id, index=index, metadata={"part_index": image.part_index})
-            self.store_inputs(generation)
+                            generation_id=self.generation_id, index=index,
+                            metadata={"part_index": image.part_index})
+            self.store_inputs(self.generation_id)
             prompt_tokens, output_tokens, total = usage_counts(result.usage)
-            UsageRecord.objects.create(
+            recording.insert_rows(UsageRecord, [dict(
                 api_key_id=principal.key_id, user_id=principal.user_id, team_id=principal.team_id,
                 model_id=self.model_id, upstream_id=self.upstream_id, route=self.route,
                 status_code=self.error.status if self.error else 200, cost_usd=self.cost_usd,
                 cached_tokens=int(result.usage.get("cachedContentTokenCount") or 0),
                 input_tokens=prompt_tokens, output_tokens=output_tokens, total_tokens=total, images=len(finals),
                 latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
-            )
+            )])
             if principal.key_id is not None:
                 recording.touch_keys({principal.key_id})
 
@@ -154,7 +153,7 @@ class NativeRecord(recording.TimedRecord):
                 images.append((str(inline.get("mimeType") or inline.get("mime_type") or ""), str(inline.get("data") or "")))
         return images
 
-    def store_inputs(self, generation) -> None:
+    def store_inputs(self, generation_id: uuid.UUID) -> None:
         from studio.gateway.media.storage import store_bytes
 
         for mime, data_b64 in self._user_images():
@@ -164,7 +163,7 @@ class NativeRecord(recording.TimedRecord):
                 continue
             asset = store_bytes(data, mime or "image/png", owner_id=self.principal.user_id,
                                 team_id=self.principal.team_id, is_input=True, dedupe=True)
-            asset.metadata = {**asset.metadata, "input_of": [*asset.metadata.get("input_of", []), str(generation.id)]}
+            asset.metadata = {**asset.metadata, "input_of": [*asset.metadata.get("input_of", []), str(generation_id)]}
             asset.save(update_fields=["metadata"])
 
     def parent_generation_id(self) -> uuid.UUID | None:

@@ -44,12 +44,11 @@ class GeminiProvider(GeminiImagesMixin, GeminiEmbeddingsMixin, Provider):
         return "/models?pageSize=1"
 
     async def generate_content(self, upstream_model: str, body: bytes) -> bytearray:
-        """The whole JSON answer, read into one buffer (``Response.content`` would join a copy)."""
+        """The whole JSON answer in one buffer: the pieces as they arrive, joined once (growing a
+        buffer piece by piece would copy it again each time it has to move)."""
         path = self.model_path(upstream_model, "generateContent")
         async with self.stream("POST", path, content=body, headers={"content-type": "application/json"}) as resp:
-            answer = bytearray()
-            async for chunk in resp.aiter_bytes():
-                answer += chunk
+            answer = bytearray().join([chunk async for chunk in resp.aiter_bytes()])
         # Checked at both ends only (the answer may hold megabytes of images): a body that is
         # cut short or is not JSON is the upstream's failure, never relayed as a success.
         if not _JSON_OBJECT.match(answer) or not _JSON_OBJECT_END.search(answer[-64:]):
