@@ -77,6 +77,7 @@ async def release_when_idle(interval: float = 0.2) -> None:
 # counting; at CPython's default (a young collection every 700 net allocations) several young
 # collections ran per request, and every few hundred requests a full one walked the whole heap.
 YOUNG_THRESHOLD = 10_000
+_settled = False
 
 
 def settle_heap() -> None:
@@ -85,6 +86,10 @@ def settle_heap() -> None:
     the requests cause walk only what the requests made, and collect the young generation less
     often. Cycles are still found; what was frozen is never freed, as it lives as long as the
     process anyway."""
+    global _settled
+    if _settled:  # once per process: a later start (a second server in one process) changes nothing
+        return
+    _settled = True
     gc.collect()
     gc.freeze()
     _, middle, old = gc.get_threshold()
