@@ -33,15 +33,13 @@ class SSEParser:
         self._id: str | None = None
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
-        if not self._buf and not self._data and self._event is None and b"\r" not in chunk:
-            whole = chunk.rfind(b"\n\n")
-            if whole >= 0:  # the common read: whole events, LF line ends
-                events = self._blocks(chunk, whole)
-                if whole + 2 < len(chunk):
-                    self._buf += memoryview(chunk)[whole + 2:]
-                return events
-        self._buf += chunk
         events: list[SSEEvent] = []
+        if not self._buf and not self._data and self._event is None and b"\r" not in chunk:
+            taken = self._plain_events(chunk, events)  # the common read: whole events, LF line ends
+            if taken == len(chunk):
+                return events
+            chunk = memoryview(chunk)[taken:]
+        self._buf += chunk
         buf = self._buf
         start = 0
         # Remember where the next CR is, so a chunk of many LF-only lines is scanned once.
@@ -68,32 +66,25 @@ class SSEParser:
             self._scan -= start
         return events
 
-    def _blocks(self, chunk: bytes, whole: int) -> list[SSEEvent]:
-        """The events of ``chunk[:whole]``, a run of events each ended by a blank line: a lone
-        ``data:`` line, or ``event:`` then ``data:``, taken whole; anything else line by line."""
-        events: list[SSEEvent] = []
-        for block in chunk[:whole].split(b"\n\n"):
+    def _plain_events(self, chunk: bytes, events: list[SSEEvent]) -> int:
+        """Take the events at the head of ``chunk`` that are a lone ``data:`` line, or ``event:``
+        then ``data:``, each ended by a blank line, in one step each; how many bytes they took.
+        What follows them (another kind of event, a part of one) goes through the line parser."""
+        at = 0
+        for block in chunk[:chunk.rfind(b"\n\n") + 2].split(b"\n\n")[:-1]:
             first = block.find(b"\n")
             if first < 0 and block.startswith(b"data: "):
                 events.append(SSEEvent(data=block[6:], id=self._id))
-                continue
-            if (block.startswith(b"event: ") and block.find(b"\n", first + 1) < 0
-                    and block.startswith(b"data: ", first + 1)):
+            elif (block.startswith(b"event: ") and block.find(b"\n", first + 1) < 0
+                  and block.startswith(b"data: ", first + 1)):
                 events.append(SSEEvent(data=block[first + 7:], event=block[7:first].decode("utf-8", "replace"),
                                        id=self._id))
-                continue
-            start = 0
-            while start <= len(block):
-                end = block.find(b"\n", start)
-                if end < 0:
-                    end = len(block)
-                if end > start:
-                    self._line(block, start, end, events)
-                start = end + 1
-            self._line(block, 0, 0, events)  # the blank line that ended the block
-        return events
+            else:
+                break
+            at += len(block) + 2
+        return at
 
-    def _line(self, buf: bytes | bytearray, start: int, end: int, events: list[SSEEvent]) -> None:
+    def _line(self, buf: bytearray, start: int, end: int, events: list[SSEEvent]) -> None:
         if start == end:
             if self._data:
                 data = self._data[0] if len(self._data) == 1 else b"\n".join(self._data)
