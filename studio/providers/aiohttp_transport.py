@@ -18,7 +18,7 @@ import functools
 from collections.abc import AsyncIterator
 
 import httpx
-from aiohttp import ClientResponse, ClientSession, ClientTimeout
+from aiohttp import ClientSession, ClientTimeout
 from httpx_aiohttp import transport as library
 
 HTTP_11 = b"HTTP/1.1"
@@ -37,14 +37,6 @@ class ArrivingStream(library.AiohttpResponseStream):
 def client_timeout(connect: float | None, read: float | None, pool: float | None) -> ClientTimeout:
     """aiohttp's spelling of an httpx timeout, as the library maps it (built once per value)."""
     return ClientTimeout(sock_connect=connect, sock_read=read, connect=pool)
-
-
-def answer(response: ClientResponse, request: httpx.Request | None = None) -> httpx.Response:
-    extensions = {"http_version": HTTP_11}
-    if response.reason:
-        extensions["reason_phrase"] = response.reason.encode()
-    return httpx.Response(status_code=response.status, headers=response.raw_headers,
-                          stream=ArrivingStream(response), request=request, extensions=extensions)
 
 
 class AiohttpTransport(library.AiohttpTransport):
@@ -69,4 +61,8 @@ class AiohttpTransport(library.AiohttpTransport):
                 auto_decompress=False, compress=False,
                 timeout=client_timeout(timeout.connect, timeout.read, timeout.pool),
             ).__aenter__()
-        return answer(response)
+        extensions = {"http_version": HTTP_11}
+        if response.reason:
+            extensions["reason_phrase"] = response.reason.encode()
+        return httpx.Response(status_code=response.status, headers=response.raw_headers,
+                              stream=ArrivingStream(response), extensions=extensions)

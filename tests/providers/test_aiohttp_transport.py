@@ -54,21 +54,28 @@ async def test_answers_arrive_whole_and_not_in_16_kib_slices():
     assert max(len(p) for p in pieces) > 16 * 1024  # what arrived together is handed over together
 
 
-async def test_a_silent_vendor_is_a_read_timeout():
-    async def silent(writer: asyncio.StreamWriter) -> None:
-        await asyncio.sleep(5)
+async def silent(writer: asyncio.StreamWriter) -> None:
+    await asyncio.sleep(5)
 
+
+async def through_httpx(transport: AiohttpTransport, url: str) -> httpx.Response:
+    request = httpx.Request("POST", url, content=b"{}", extensions={"timeout": {"read": 0.2, "connect": 5}})
+    return await transport.handle_async_request(request)
+
+
+async def plain(transport: AiohttpTransport, url: str) -> httpx.Response:
+    return await transport.send("POST", url, content=b"{}", headers={}, timeout=httpx.Timeout(0.2, connect=5))
+
+
+@pytest.mark.parametrize("call", [through_httpx, plain])
+async def test_a_silent_vendor_is_a_read_timeout(call):
     transport = AiohttpTransport()
     try:
         async with vendor(silent) as base:
-            request = httpx.Request("POST", base + "/v1/chat/completions", content=b"{}",
-                                    extensions={"timeout": {"read": 0.2, "connect": 5}})
             with pytest.raises(httpx.TimeoutException):
-                await transport.handle_async_request(request)
+                await call(transport, base + "/v1/chat/completions")
     finally:
         await transport.aclose()
-
-
 
 async def test_a_plain_call_sends_its_headers_and_body_as_given():
     seen: dict[str, bytes] = {}
@@ -101,17 +108,12 @@ async def test_a_plain_call_sends_its_headers_and_body_as_given():
     assert seen["body"] == b'{"model":"m"}'
 
 
-async def test_a_plain_call_to_a_silent_vendor_is_a_read_timeout_and_a_closed_port_a_connect_error():
-    async def silent(writer: asyncio.StreamWriter) -> None:
-        await asyncio.sleep(5)
-
+async def test_a_plain_call_to_a_closed_port_is_a_transport_error():
+    async with vendor(silent) as base:
+        pass  # the server is gone: nothing listens there any more
     transport = AiohttpTransport()
     try:
-        async with vendor(silent) as base:
-            with pytest.raises(httpx.TimeoutException):
-                await transport.send("POST", base + "/v1/chat/completions", content=b"{}", headers={},
-                                     timeout=httpx.Timeout(0.2, connect=5))
-        with pytest.raises(httpx.TransportError):  # the server is gone: nothing listens there any more
+        with pytest.raises(httpx.TransportError):
             await transport.send("GET", base + "/v1/models", content=None, headers={}, timeout=httpx.Timeout(2.0))
     finally:
         await transport.aclose()

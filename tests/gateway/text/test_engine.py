@@ -72,6 +72,21 @@ async def test_prepare_reads_stream_and_usage_wishes(alice, openai):
     assert messages.ctx.include_usage  # formats other than chat always carry usage
 
 
+async def test_every_relayed_event_names_the_platform_model_whatever_the_upstream_wrote(alice, openai):
+    call = await engine.prepare(who(alice), "chat", raw(model="omicron-4-mini", stream=True))
+    events = [b'{"id":"c","model":"vendor-mini","choices":[]}',
+              b'{"id":"c","model":"vendor-mini","choices":[{"delta":{"content":"\\"model\\":\\"x\\""}}]}',
+              b'{"id":"c","model": "vendor-mini-2","choices":[]}',  # another name, spaced
+              b'{"id":"c","model":null,"x":{"model":"vendor-mini"}}',  # the first key is no name
+              b'{"id":"c","choices":[]}']  # no model at all
+    assert [engine._rewrite_model(call, event) for event in events] == [
+        b'{"id":"c","model":"omicron-4-mini","choices":[]}',
+        b'{"id":"c","model":"omicron-4-mini","choices":[{"delta":{"content":"\\"model\\":\\"x\\""}}]}',
+        b'{"id":"c","model":"omicron-4-mini","choices":[]}',
+        b'{"id":"c","model":null,"x":{"model":"omicron-4-mini"}}',
+        b'{"id":"c","choices":[]}']
+
+
 async def test_complete_passes_through_with_only_the_model_swapped(alice, openai):
     openai.answer = lambda request: json_answer(COMPLETION)
     call = await engine.prepare(who(alice), "chat", raw(model="omicron-4-mini", future_field=[1]))
