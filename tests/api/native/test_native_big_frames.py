@@ -132,3 +132,23 @@ async def test_buffered_4k_answer_extra_peak_under_twice_the_body(streaming_clie
     ratio = peak / size
     print(f"buffered: body {size / 1e6:.1f} MB, extra peak {peak / 1e6:.1f} MB, ratio {ratio:.2f}")
     assert ratio < 2.0
+
+
+async def test_a_4k_stream_ends_once_its_image_is_stored(streaming_client, alice, fake_gemini):
+    # The recorder's backlog is by default smaller than one 4K frame: a client streaming 4K images
+    # one after another holds one frame in the gateway at a time, not a queue of them waiting to
+    # be written. So when a 4K stream has ended, its image is already in the gallery.
+    from studio.models import Asset, Generation
+
+    png = big_png()
+    fake_gemini["fake-gemini"].queue(Reply(200, network_chunks(b"".join(sse(image_frame(base64.b64encode(png).decode())))),
+                                           content_type="text/event-stream"))
+    path = f"/v1/models/{MODEL}:streamGenerateContent"
+    async with streaming_client.stream("POST", path, json=BODY, headers={"x-delta-api-key": alice.secret}) as response:
+        assert response.status_code == 200
+        received = b"".join([chunk async for chunk in response.aiter_raw()])
+    assert len(received) > 14_000_000
+    assert recording.get_recorder().pending_bytes == 0  # nothing left waiting: no drain needed
+    generation = await Generation.objects.filter(user=alice.user).aget()
+    assert generation.status == "succeeded"
+    assert (await Asset.objects.aget(generation=generation)).bytes == len(png)
