@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from bench.runner import Outcome, median
+from bench.runner import FOUR_STREAMS, Outcome, median
 from bench.scenarios import SCENARIOS
 from bench.targets import TARGETS
 
@@ -46,6 +46,9 @@ def summarize(outcome: Outcome) -> list[dict]:
                 "rss_extra_single_mb": (max(m.probe_rss_peak - m.probe_rss_start for m in runs
                                             if m.probe_rss_peak and m.probe_rss_start) / MB
                                         if any(m.probe_rss_peak and m.probe_rss_start for m in runs) else None),
+                "rss_extra_four_mb": (max(m.four_rss_peak - m.four_rss_start for m in runs
+                                          if m.four_rss_peak and m.four_rss_start) / MB
+                                      if any(m.four_rss_peak and m.four_rss_start for m in runs) else None),
             }
             if target == "direct":
                 direct = row
@@ -88,6 +91,8 @@ GOALS: list[tuple[str, str, float, bool]] = [
       for s in CPU_SCENARIOS],
     ("gateway_idle_rss_mb", "idle gateway worker RSS, MB", 100.0, False),
     ("image_4k_extra_peak_rss_per_frame", "4K stream: extra peak RSS ÷ frame (1 connection)", 2.0, False),
+    ("image_4k_four_extra_peak_rss_per_frame",
+     f"4K streams: extra peak RSS ÷ frames in flight ({FOUR_STREAMS} connections)", 2.0, False),
     ("chat_stream_added_ttfb_ms", "added TTFB on chat streams, ms (quiet machine)", 1.0, False),
 ]
 
@@ -110,12 +115,15 @@ def ratios(rows: list[dict], outcome: Outcome) -> dict:
         found[f"production_added_p99_ms:{s}"] = get("gateway_prod", s, "added_p99_ms")
     frame = outcome.frame_bytes.get("image_4k_stream")
     single_extra = get("gateway", "image_4k_stream", "rss_extra_single_mb")
+    four_extra = get("gateway", "image_4k_stream", "rss_extra_four_mb")
     found.update({
         "chat_rps_vs_litellm": ratio(get("gateway", "chat", "rps"), get("litellm", "chat", "rps")),
         "chat_rps_vs_raw_floor": ratio(get("gateway", "chat", "rps"), get("raw", "chat", "rps")),
         "chat_stream_added_ttfb_ms": get("gateway", "chat_stream", "added_ttfb_ms"),
         "image_4k_extra_peak_rss_per_frame": (
             ratio(single_extra * MB, frame) if single_extra is not None and frame else None),
+        "image_4k_four_extra_peak_rss_per_frame": (
+            ratio(four_extra * MB, FOUR_STREAMS * frame) if four_extra is not None and frame else None),
         "gateway_idle_rss_mb": outcome.idle_rss.get("gateway", 0) / MB if "gateway" in outcome.idle_rss else None,
         "gateway_prod_idle_rss_mb": (outcome.idle_rss.get("gateway_prod", 0) / MB
                                      if "gateway_prod" in outcome.idle_rss else None),

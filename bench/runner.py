@@ -25,6 +25,9 @@ from bench.processes import LOAD_CORE, Monitor, Server
 from bench.scenarios import SCENARIOS, Request, Scenario
 from bench.targets import DEFAULT_REDIS, TARGETS, Context, Running, install_litellm
 
+# Concurrent streams of the big frame whose extra peak RSS is reported per frame in flight.
+FOUR_STREAMS = 4
+
 
 @dataclass
 class Options:
@@ -55,6 +58,9 @@ class Measurement:
     probe: dict | None = None
     probe_rss_peak: int | None = None
     probe_rss_start: int | None = None  # just before the probe: the peak minus this is its own cost
+    # The big frame only: the same on FOUR_STREAMS connections at once (extra peak RSS per frame in flight).
+    four_rss_peak: int | None = None
+    four_rss_start: int | None = None
 
 
 @dataclass
@@ -210,6 +216,12 @@ def measure(name: str, target: Running, scenario: Scenario, request: Request, ro
             probe = python_load(url, body_file, request.headers, concurrency=1,
                                 duration=max(options.duration, 5.0), max_requests=count)
         probe_rss, probe_start = watch.usage.rss_peak, watch.usage.rss_start
+    four_rss = four_start = None
+    if scenario.large:
+        with Monitor(target.server) as watch:
+            python_load(url, body_file, request.headers, concurrency=FOUR_STREAMS,
+                        duration=max(options.duration, 5.0), max_requests=FOUR_STREAMS * 3)
+        four_rss, four_start = watch.usage.rss_peak, watch.usage.rss_start
     with Monitor(target.server) as watch:
         if tool == "wrk":
             load = wrk.run(url, request.body, request.headers, concurrency=options.concurrency,
@@ -220,7 +232,8 @@ def measure(name: str, target: Running, scenario: Scenario, request: Request, ro
     done = max(load["ok"], 1)
     return Measurement(target=name, scenario=scenario.name, round=round_no, load=load,
                        cpu_us_per_request=watch.usage.cpu_seconds / done * 1e6, rss_peak=watch.usage.rss_peak,
-                       probe=probe, probe_rss_peak=probe_rss, probe_rss_start=probe_start)
+                       probe=probe, probe_rss_peak=probe_rss, probe_rss_start=probe_start,
+                       four_rss_peak=four_rss, four_rss_start=four_start)
 
 
 def python_load(url: str, body_file: Path, headers: dict[str, str], *, concurrency: int, duration: float,

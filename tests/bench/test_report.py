@@ -51,6 +51,21 @@ def test_cpu_per_request_is_the_headline_and_every_goal_gets_a_verdict() -> None
     assert "production features on: extra CPU/req %, chat, buffered: 10.00 (goal ≤ 5: missed)" in text
 
 
+def test_big_frame_memory_is_judged_per_frame_for_one_stream_and_per_frame_in_flight_for_four() -> None:
+    run = outcome({("direct", "image_4k_stream"): 2000, ("gateway", "image_4k_stream"): 40_000})
+    frame = 15 * report.MB
+    run.frame_bytes = {"image_4k_stream": frame}
+    gateway = next(m for m in run.measurements if m.target == "gateway")
+    gateway.probe_rss_start, gateway.probe_rss_peak = 100 * report.MB, 100 * report.MB + 27 * report.MB
+    gateway.four_rss_start, gateway.four_rss_peak = 100 * report.MB, 100 * report.MB + 150 * report.MB
+    found = report.ratios(report.summarize(run), run)
+    judged = report.verdicts(found)
+    assert found["image_4k_extra_peak_rss_per_frame"] == pytest.approx(1.8)
+    assert judged["image_4k_extra_peak_rss_per_frame"] == "met"
+    assert found["image_4k_four_extra_peak_rss_per_frame"] == pytest.approx(2.5)  # 150 MB ÷ (4 × 15 MB)
+    assert judged["image_4k_four_extra_peak_rss_per_frame"] == "missed"
+
+
 def test_gateway_env_takes_a_preset_or_variables(tmp_path: Path) -> None:
     args = parser().parse_args(["run", "--gateway-env", "production", "--gateway-env", "A=1",
                                 "--redis-url", "redis://127.0.0.1:6379/9"])
