@@ -79,6 +79,7 @@ class ApiASGIHandler(ASGIHandler):
         state = _Watch()
         watcher = asyncio.get_running_loop().create_task(self.watch_for_disconnect(receive, this, state))
         response = None
+        memory.request_started()
         try:
             response = await self.run_get_response(request)
             with contextlib.suppress(asyncio.CancelledError):  # the client went away mid-send
@@ -96,7 +97,7 @@ class ApiASGIHandler(ASGIHandler):
             if response is not None:
                 close_response(response)
             body_file.close()
-            memory.busy()
+            memory.request_ended()
 
     @staticmethod
     async def watch_for_disconnect(receive: Any, task: asyncio.Task, state: _Watch) -> None:

@@ -5,7 +5,11 @@ is freed; the next 4K frame then touches 15 MB of new pages again (page faults a
 which cost more CPU than copying the frame. Serving blocks below 32 MB from the
 heap and keeping up to ``keep`` bytes of freed heap lets the next frame reuse memory that is
 already mapped. So that a process does not sit on that memory when the burst is over,
-``release_when_idle`` gives it back (``malloc_trim``) once no request has ended for a moment.
+``release_when_idle`` gives it back (``malloc_trim``) once no request has been in flight for a
+moment. "In flight", not "ended": under a load of 4K streams whose ends bunch up (each waits for
+the recorder), a pause of a few hundred milliseconds between two ends is common, and giving the
+memory back there made the next frames fault their pages in again (a third of the CPU of such a
+load went to joining frames into fresh pages).
 Elsewhere than glibc this does nothing.
 """
 
@@ -26,6 +30,7 @@ MMAP_THRESHOLD_MAX = 32 * 1024 * 1024  # glibc's ceiling for the threshold on 64
 
 
 _active = False  # a request ended since the idle watcher last looked
+_in_flight = 0  # requests started and not yet ended
 
 
 def _libc_function(name: str) -> Callable[..., int] | None:
@@ -50,14 +55,20 @@ def keep_freed_memory(keep: int) -> bool:
     return done
 
 
-def busy() -> None:
-    """A request has just ended (a plain store: it sits on every request's path)."""
-    global _active
+def request_started() -> None:
+    """A request has begun (plain stores: they sit on every request's path)."""
+    global _in_flight
+    _in_flight += 1
+
+
+def request_ended() -> None:
+    global _active, _in_flight
+    _in_flight -= 1
     _active = True
 
 
 async def release_when_idle(interval: float = 0.2) -> None:
-    """Give kept memory back once no request has ended for ``interval`` to ``2 * interval`` s."""
+    """Give kept memory back once no request has been in flight for ``interval`` to ``2 * interval`` s."""
     global _active
     trim = _libc_function("malloc_trim")
     if trim is None:
@@ -66,7 +77,7 @@ async def release_when_idle(interval: float = 0.2) -> None:
     since_trim = False  # requests ended since the last trim
     while True:
         await asyncio.sleep(interval)
-        if _active:
+        if _active or _in_flight:
             _active, since_trim = False, True
         elif since_trim:
             since_trim = False

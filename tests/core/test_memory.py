@@ -1,5 +1,5 @@
-"""The allocator keeps a freed big frame's memory for the next one (glibc), gives it back once
-the process is idle, or is left alone."""
+"""The allocator keeps a freed big frame's memory for the next one (glibc), keeps it while a
+request is in flight, gives it back once the process is idle, or is left alone."""
 
 from __future__ import annotations
 
@@ -22,21 +22,26 @@ del frame
 kept = (rss() - before) // (1024 * 1024)
 
 async def idle():
-    memory.busy()  # a request ended
     watcher = asyncio.ensure_future(memory.release_when_idle(0.05))
+    memory.request_started()  # a long request (a stream): none ends for many intervals
+    await asyncio.sleep(0.4)
+    during = (rss() - before) // (1024 * 1024)
+    memory.request_ended()
     await asyncio.sleep(0.5)
     watcher.cancel()
+    return during
 
-asyncio.run(idle())
-print(tuned, kept, (rss() - before) // (1024 * 1024))
+during = asyncio.run(idle())
+print(tuned, kept, during, (rss() - before) // (1024 * 1024))
 """
 
 
-def kept_after_a_frame(keep: int) -> tuple[str, int, int]:
-    """(tuned?, MB kept once the frame is freed, MB kept once the process has been idle)."""
+def kept_after_a_frame(keep: int) -> tuple[str, int, int, int]:
+    """(tuned?, MB kept once the frame is freed, MB kept while a request was in flight, MB kept
+    once the process has been idle)."""
     out = subprocess.run([sys.executable, "-c", PROBE, str(keep)], capture_output=True, text=True, check=True)
-    tuned, kept_mb, idle_mb = out.stdout.split()
-    return tuned, int(kept_mb), int(idle_mb)
+    tuned, kept_mb, during_mb, idle_mb = out.stdout.split()
+    return tuned, int(kept_mb), int(during_mb), int(idle_mb)
 
 
 def test_nothing_is_tuned_when_asked_to_keep_nothing():
@@ -45,10 +50,11 @@ def test_nothing_is_tuned_when_asked_to_keep_nothing():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
 def test_a_freed_frame_stays_mapped_for_the_next_one():
-    tuned, kept, idle = kept_after_a_frame(256 * 1024 * 1024)
+    tuned, kept, during, idle = kept_after_a_frame(256 * 1024 * 1024)
     assert tuned == "True" and kept >= 15  # the 20 MB are still mapped, ready for the next frame
-    assert idle < 5  # and given back once no request had ended for a moment
-    tuned, kept, _ = kept_after_a_frame(0)
+    assert during >= 15  # kept while a request is in flight, though none has ended for a while
+    assert idle < 5  # and given back once no request had been in flight for a moment
+    tuned, kept, _, _ = kept_after_a_frame(0)
     assert tuned == "False" and kept < 5  # glibc's default: a big block goes back to the system
 
 
