@@ -7,9 +7,8 @@ heap and keeping up to ``keep`` bytes of freed heap lets the next frame reuse me
 already mapped. So that a process does not sit on that memory when the burst is over,
 ``release_when_idle`` gives it back (``malloc_trim``) once no request has been in flight for a
 moment. "In flight", not "ended": under a load of 4K streams whose ends bunch up (each waits for
-the recorder), a pause of a few hundred milliseconds between two ends is common, and giving the
-memory back there made the next frames fault their pages in again (a third of the CPU of such a
-load went to joining frames into fresh pages).
+the recorder), a pause of a few hundred milliseconds between two ends is common, and memory
+given back there is faulted in again by the next frames while the load goes on.
 Elsewhere than glibc this does nothing.
 """
 
