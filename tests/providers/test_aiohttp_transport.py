@@ -77,6 +77,7 @@ async def test_a_silent_vendor_is_a_read_timeout(call):
     finally:
         await transport.aclose()
 
+
 async def test_a_plain_call_sends_its_headers_and_body_as_given():
     seen: dict[str, bytes] = {}
 
