@@ -40,6 +40,7 @@ class StudioConsumer(AsyncJsonWebsocketConsumer):
         self.user = user
         self.user_id: int = user.id
         self.jobs: set[str] = set()
+        self.sent: dict[str, int] = {}  # per job, the highest seq this socket has sent
         metrics.websocket_opened()  # before anything that may fail: disconnect() counts it down
         await self.channel_layer.group_add(user_group(self.user_id), self.channel_name)
         await self.accept()
@@ -150,12 +151,21 @@ class StudioConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "job.unknown", "id": job_id, "data": {}})
             return
         # Read again after joining: an event stored in between is in this read, and one published
-        # after joining also arrives live (handled after this replay); pages drop seqs already seen.
+        # after joining also arrives live (handled after this replay), where ``send_new`` drops it.
         await self.follow(job_id)
         events = await database_sync_to_async(stored_events)(self.user_id, job_id) or events
+        self.sent[job_id] = max(self.sent.get(job_id, 0), after)
         for event in events:
-            if event.get("seq", 0) > after:
-                await self.send_json(event)
+            await self.send_new(event)
+
+    async def send_new(self, event: dict[str, Any]) -> None:
+        """Send an event, unless it is a followed job's and this socket has sent it (or a later one)."""
+        job_id, seq = str(event.get("id") or ""), event.get("seq")
+        if job_id in self.jobs and isinstance(seq, int) and seq > 0:
+            if seq <= self.sent.get(job_id, 0):
+                return
+            self.sent[job_id] = seq
+        await self.send_json(event)
 
     async def follow(self, job_id: str) -> None:
         if job_id not in self.jobs:
@@ -163,4 +173,4 @@ class StudioConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_add(job_group(job_id), self.channel_name)
 
     async def studio_event(self, message: dict[str, Any]) -> None:
-        await self.send_json(message["event"])
+        await self.send_new(message["event"])

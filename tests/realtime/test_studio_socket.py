@@ -34,14 +34,19 @@ async def test_generate_streams_text_and_image_events(alice):
     await recording.drain()
 
 
-async def test_reconnect_catches_up_from_the_record(alice):
-    first = await connect(alice.user)
-    await first.send_json_to({"action": "generate", "ref": "r", "model": "delta-3.1-flash-lite-image",
-                              "prompt": "a small boat"})
-    events = await collect_until(first, {"job.completed"})
+async def finished_job(user, prompt: str) -> tuple[str, list[dict]]:
+    """Run a quick job on its own socket; its id and its events with a seq, in order."""
+    socket = await connect(user)
+    await socket.send_json_to({"action": "generate", "ref": "r", "model": "delta-3.1-flash-lite-image",
+                               "prompt": prompt})
+    events = await collect_until(socket, {"job.completed"})
+    await socket.disconnect()
     job = events[0]["id"]
-    seen = [e for e in events if e.get("id") == job and e.get("seq")]
-    await first.disconnect()
+    return job, [e for e in events if e.get("id") == job and e.get("seq")]
+
+
+async def test_reconnect_catches_up_from_the_record(alice):
+    job, seen = await finished_job(alice.user, "a small boat")
     # A second device (or the same page after a reconnect) asks for what came after seq 2.
     second = await connect(alice.user)
     await second.send_json_to({"action": "subscribe", "job": job, "after": 2})
@@ -84,3 +89,23 @@ async def test_anonymous_socket_is_refused(catalog):
     connected, code = await communicator.connect()
     assert not connected
     await communicator.disconnect()  # the refused connection's application ends, its layer reader with it
+
+
+async def test_an_event_both_replayed_and_delivered_live_reaches_the_page_once(alice):
+    from studio.gateway.live import job_group, make_event, publish
+
+    job, stored = await finished_job(alice.user, "a red kite")
+    follower = await connect(alice.user)
+    await follower.send_json_to({"action": "subscribe", "job": job, "after": 0})
+    replay = await collect_until(follower, {"job.completed"})
+    assert [e["seq"] for e in replay] == [e["seq"] for e in stored]
+    # The same events published after the socket joined the job's group (a job still running while
+    # the page subscribes) are not shown a second time; a newer one is.
+    for event in stored[:2]:
+        await publish(job_group(job), event)
+    newer = make_event("job.text", job, stored[-1]["seq"] + 1, {"text": "later", "thought": False})
+    await publish(job_group(job), newer)
+    assert (await follower.receive_json_from(timeout=5)) == newer
+    assert await follower.receive_nothing(timeout=0.3)
+    await follower.disconnect()
+    await recording.drain()
