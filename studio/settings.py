@@ -272,7 +272,7 @@ LOGGING = {
     "handlers": {
         "console": {"class": "logging.StreamHandler",
                     "formatter": "json" if STUDIO_LOG_FORMAT == "json" else "plain"},
-        "requests": {"class": "logging.StreamHandler", "formatter": "line"},
+        "requests": {"class": "studio.core.logs.BatchedLineHandler", "formatter": "line"},
     },
     "loggers": {
         "studio": {"handlers": ["console"], "level": _log_level},

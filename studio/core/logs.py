@@ -1,7 +1,9 @@
-"""Log formatting: one JSON object per line (``STUDIO_LOG_FORMAT=json``)."""
+"""Log formatting (one JSON object per line, ``STUDIO_LOG_FORMAT=json``) and the request log's
+batched writer."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import UTC, datetime
 
@@ -29,3 +31,55 @@ class JsonFormatter(logging.Formatter):
         if record.stack_info:
             entry["stack_info"] = self.formatStack(record.stack_info)
         return orjson.dumps(entry, default=str).decode()
+
+
+class BatchedLineHandler(logging.StreamHandler):
+    """A ``StreamHandler`` that, in an event loop's thread, writes its lines in batches.
+
+    The request log writes a line per request; written one by one, each line is a ``write``
+    system call, the costliest step of the line. In the event loop's thread the formatted
+    lines are kept and written together ``delay`` seconds after the first of them (or as soon
+    as ``max_bytes`` are waiting), in one call. Elsewhere (a thread, a management command)
+    a line is written at once. ``flush`` writes what is waiting; ``logging.shutdown`` calls it
+    at exit. What a process killed outright was still holding (``delay`` seconds of lines at
+    most) is lost.
+    """
+
+    def __init__(self, stream=None, delay: float = 0.05, max_bytes: int = 64 * 1024) -> None:
+        super().__init__(stream)
+        self.delay, self.max_bytes = delay, max_bytes
+        self._lines: list[str] = []
+        self._size = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_loop: asyncio.AbstractEventLoop | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        loop = asyncio._get_running_loop()
+        if loop is None:
+            self.flush()  # keep the order: what was waiting goes first
+            super().emit(record)
+            return
+        try:
+            line = self.format(record) + self.terminator
+        except Exception:
+            self.handleError(record)
+            return
+        self._lines.append(line)
+        self._size += len(line)
+        if self._size >= self.max_bytes:
+            self.flush()
+        elif self._timer_loop is None or self._timer_loop.is_closed():  # no write due on a live loop
+            self._timer, self._timer_loop = loop.call_later(self.delay, self.flush), loop
+
+    def flush(self) -> None:
+        with self.lock:
+            if self._timer is not None and self._timer_loop is asyncio._get_running_loop():
+                self._timer.cancel()  # (a timer of another thread's loop just finds nothing to write)
+            self._timer = self._timer_loop = None
+            if self._lines:
+                text, self._lines, self._size = "".join(self._lines), [], 0
+                try:
+                    self.stream.write(text)
+                except Exception:
+                    logging.Handler.handleError(self, logging.makeLogRecord({"msg": text}))
+            super().flush()

@@ -3,6 +3,7 @@ extra fields, and the traceback of an exception."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
 from collections.abc import Iterator
@@ -12,7 +13,7 @@ from decimal import Decimal
 import orjson
 import pytest
 
-from studio.core.logs import JsonFormatter
+from studio.core.logs import BatchedLineHandler, JsonFormatter
 
 
 @pytest.fixture
@@ -77,3 +78,71 @@ def test_lines_of_several_records_stay_separate(log) -> None:
     for n in range(3):
         logger.debug("beat %d", n)
     assert [entry["message"] for entry in lines(out)] == ["beat 0", "beat 1", "beat 2"]
+
+
+class Writes(io.StringIO):
+    """A stream that counts its ``write`` calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def write(self, text: str) -> int:
+        self.calls += 1
+        return super().write(text)
+
+
+@pytest.fixture
+def batched() -> Iterator[tuple[logging.Logger, Writes, BatchedLineHandler]]:
+    out = Writes()
+    handler = BatchedLineHandler(out, delay=0.05, max_bytes=1000)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("tests.core.batched-lines")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    yield logger, out, handler
+    logger.removeHandler(handler)
+
+
+async def test_lines_logged_in_the_event_loop_are_written_together_a_moment_later(batched) -> None:
+    logger, out, _ = batched
+    for n in range(5):
+        logger.info("line %d", n)
+    assert out.getvalue() == ""  # nothing written yet
+    await asyncio.sleep(0.15)
+    assert out.getvalue().splitlines() == [f"line {n}" for n in range(5)]
+    assert out.calls == 1
+    logger.info("later")
+    await asyncio.sleep(0.15)
+    assert out.getvalue().splitlines()[-1] == "later" and out.calls == 2
+
+
+async def test_a_full_batch_is_written_at_once(batched) -> None:
+    logger, out, _ = batched
+    for n in range(30):
+        logger.info("%s %d", "x" * 40, n)  # 30 lines of 44 bytes: past 1000 bytes at the 23rd
+    assert len(out.getvalue().splitlines()) == 23
+    await asyncio.sleep(0.15)
+    assert len(out.getvalue().splitlines()) == 30
+
+
+def test_outside_an_event_loop_a_line_is_written_at_once_after_what_waits(batched) -> None:
+    logger, out, handler = batched
+
+    async def log_in_loop() -> None:
+        logger.info("from the loop")
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(log_in_loop())
+    loop.close()  # its timer never fires
+    assert out.getvalue() == ""
+    logger.info("from a thread")
+    assert out.getvalue().splitlines() == ["from the loop", "from a thread"]
+
+
+async def test_flush_writes_what_waits(batched) -> None:
+    logger, out, handler = batched
+    logger.info("at exit")
+    handler.flush()  # what logging.shutdown does when the process ends
+    assert out.getvalue() == "at exit\n"
