@@ -230,3 +230,19 @@ def test_insert_rows_writes_what_bulk_create_would(alice, count_queries):
         alice.key.id, 3, Decimal("0.000001234"), 200)
     assert (second.api_key_id, second.route, second.status_code, second.output_tokens) == (None, "messages", 429, 0)
     assert first.created is not None and first.created.tzinfo is not None
+
+
+def test_insert_rows_converts_values_of_other_types_as_the_fields_do(alice):
+    from decimal import Decimal
+
+    from studio.models import UsageRecord
+
+    recording.insert_rows(UsageRecord, [
+        {"user_id": str(alice.user.id), "model_id": "omicron-4-mini", "route": "chat", "input_tokens": "7",
+         "output_tokens": 2.0, "video_seconds": 3, "cost_usd": 0.5, "latency_ms": True},
+        {"user_id": alice.user.id, "model_id": "omicron-4-mini", "route": "chat", "input_tokens": 7,
+         "output_tokens": 2, "video_seconds": 3.0, "cost_usd": Decimal("0.5"), "latency_ms": 1}])
+    converted, plain = UsageRecord.objects.order_by("id")
+    for record in (converted, plain):
+        assert (record.user_id, record.input_tokens, record.output_tokens, record.video_seconds, record.cost_usd,
+                record.latency_ms) == (alice.user.id, 7, 2, 3.0, Decimal("0.5"), 1)
