@@ -4,7 +4,7 @@ sane, else made here; answered to the client and sent on to the upstream."""
 from __future__ import annotations
 
 import contextvars
-import os
+import random
 import re
 
 HEADER = "x-request-id"
@@ -19,4 +19,7 @@ def accept(incoming: str | None) -> str:
     """The client's id when it is sane, else a new one."""
     if incoming and _SANE.fullmatch(incoming):
         return incoming
-    return os.urandom(16).hex()
+    # 128 bits from the process's own generator (seeded from the system's randomness, and again
+    # in a forked child): an id needs to be unique, not secret, and ``os.urandom`` is a system
+    # call per request.
+    return f"{random.getrandbits(128):032x}"

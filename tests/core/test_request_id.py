@@ -47,3 +47,13 @@ async def test_the_current_id_is_the_one_its_own_request_set() -> None:
 
 def test_the_header_name() -> None:
     assert request_id.HEADER == "x-request-id"
+
+
+def test_processes_forked_from_one_parent_make_ids_of_their_own() -> None:
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")  # workers forked after the app was loaded
+    with context.Pool(2) as pool:
+        made = pool.starmap(request_id.accept, [(None,)] * 8, chunksize=1)
+    made.append(request_id.accept(None))
+    assert len(set(made)) == len(made)
