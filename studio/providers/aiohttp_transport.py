@@ -27,10 +27,26 @@ HTTP_11 = b"HTTP/1.1"
 class ArrivingStream(library.AiohttpResponseStream):
     """An answer's body in the pieces aiohttp received it (no re-slicing, no copy)."""
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return _Arriving(self._aiohttp_response.content.iter_any())
+
+
+class _Arriving:
+    """The pieces, aiohttp's errors mapped to httpx's. A plain iterator, not an async generator:
+    one a reader leaves unfinished (a stream read up to its end marker) would be closed by a
+    task of its own, scheduled through the event loop's wake-up pipe, when it is collected."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, pieces: AsyncIterator[bytes]) -> None:
+        self.pieces = pieces
+
+    def __aiter__(self) -> _Arriving:
+        return self
+
+    async def __anext__(self) -> bytes:
         with library.map_aiohttp_exceptions():
-            async for chunk in self._aiohttp_response.content.iter_any():
-                yield chunk
+            return await self.pieces.__anext__()
 
 
 @functools.lru_cache(maxsize=64)

@@ -54,14 +54,19 @@ class _QueueStream(httpx.AsyncByteStream):
         self._queue = queue
         self._task = task
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        while True:
-            item = await self._queue.get()
-            if item is _END:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self
+
+    async def __anext__(self) -> bytes:
+        # An iterator of its own, not an async generator: one a reader leaves unfinished (a stream
+        # read up to its end marker) would be closed by a task of its own once collected.
+        item = await self._queue.get()
+        if item is _END:
+            self._queue.end(_END)  # the end again, for any later read
+            raise StopAsyncIteration
+        if isinstance(item, BaseException):
+            raise item
+        return item
 
     async def aclose(self) -> None:
         if not self._task.done():

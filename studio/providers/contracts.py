@@ -81,7 +81,9 @@ class TextUpstream(Upstream, Protocol):
     async def text_request(self, fmt: str, body: bytes, headers: Mapping[str, str] | None = None) -> bytes: ...
 
     def text_stream(self, fmt: str, body: bytes,
-                    headers: Mapping[str, str] | None = None) -> AsyncIterator[SSEEvent]: ...
+                    headers: Mapping[str, str] | None = None) -> AsyncIterator[list[SSEEvent]]:
+        """The answer's events (the end marker left out), as the events of each read of the
+        answer: a relay sends a read's events on together, as a byte relay would."""
 
 
 class TokenCountUpstream(Upstream, Protocol):

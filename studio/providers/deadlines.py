@@ -41,20 +41,32 @@ class DeadlineStream(httpx.AsyncByteStream):
         self.deadline = deadline
         self.expired = expired
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        chunks = aiter(self.inner)
-        loop = asyncio.get_running_loop()
-        while True:
-            if loop.time() >= self.deadline:
-                raise self.expired()
-            try:
-                async with asyncio.timeout_at(self.deadline):
-                    chunk = await anext(chunks)
-            except StopAsyncIteration:
-                return
-            except TimeoutError:
-                raise self.expired() from None
-            yield chunk
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return _Bounded(aiter(self.inner), self.deadline, self.expired)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+class _Bounded:
+    """The reads of a ``DeadlineStream``. A plain iterator, not an async generator: one a reader
+    leaves unfinished would be closed, once collected, by a task scheduled through the event
+    loop's wake-up pipe."""
+
+    __slots__ = ("chunks", "deadline", "expired", "loop")
+
+    def __init__(self, chunks: AsyncIterator[bytes], deadline: float, expired: Callable[[], UpstreamTimeout]) -> None:
+        self.chunks, self.deadline, self.expired = chunks, deadline, expired
+        self.loop = asyncio.get_running_loop()
+
+    def __aiter__(self) -> _Bounded:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self.loop.time() >= self.deadline:
+            raise self.expired()
+        try:
+            async with asyncio.timeout_at(self.deadline):
+                return await self.chunks.__anext__()
+        except TimeoutError:
+            raise self.expired() from None

@@ -8,7 +8,8 @@ skips comment lines (proxies inject ``: keepalive``), and hands each event's dat
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 
 
@@ -17,7 +18,6 @@ class SSEEvent:
     data: bytes
     event: str | None = None
     id: str | None = None
-    more: bool = False  # more events came in the same read (a relay may send them together)
 
 
 class SSEParser:
@@ -119,16 +119,34 @@ class SSEParser:
         return events
 
 
-async def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:
+async def iter_sse_reads(chunks: AsyncIterable[bytes]) -> AsyncIterator[list[SSEEvent]]:
+    """The events each read completed, as one list per read that completed any (a relay sends
+    them on together, and handles a read's events in one step rather than one by one).
+
+    Closing it (``contextlib.aclosing``) closes ``chunks`` too when that is an async generator
+    (``httpx.Response.aiter_raw``): a reader that stops at an end marker leaves nothing for the
+    garbage collector to close with a task of its own."""
     parser = SSEParser()
-    async for chunk in chunks:
-        events = parser.feed(chunk)
-        for event in events[:-1]:
-            event.more = True
-        for event in events:
-            yield event
-    for event in parser.close():
-        yield event
+    reads = aiter(chunks)
+    try:
+        async for chunk in reads:
+            events = parser.feed(chunk)
+            if events:
+                yield events
+        events = parser.close()
+        if events:
+            yield events
+    finally:
+        if isinstance(reads, AsyncGenerator):
+            await reads.aclose()
+
+
+async def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:
+    """The events one by one; closing it closes ``chunks`` as ``iter_sse_reads`` does."""
+    async with contextlib.aclosing(iter_sse_reads(chunks)) as reads:
+        async for events in reads:
+            for event in events:
+                yield event
 
 
 def format_event(data: bytes, event: str | None = None) -> bytes:

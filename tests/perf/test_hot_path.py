@@ -76,3 +76,38 @@ async def test_native_image_request_has_no_query_and_no_thread_hop(client, alice
     assert count_queries["n"] == 0, count_queries["sql"]
     assert hops == []
     assert len(held_records) == 1
+
+
+@pytest.fixture
+async def collected_generators(monkeypatch):
+    """Async generators left unfinished and closed by the garbage collector: each costs a task
+    and a wake-up of the event loop through its pipe (a system call each way)."""
+    import gc
+
+    seen: list[str] = []
+    loop = asyncio.get_running_loop()
+    original = loop._asyncgen_finalizer_hook
+
+    def finalized(agen):
+        seen.append(agen.ag_code.co_qualname)
+        return original(agen)
+
+    monkeypatch.setattr(loop, "_asyncgen_finalizer_hook", finalized)
+    gc.collect()
+    seen.clear()
+    return seen
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/responses"])
+async def test_a_stream_read_to_its_end_marker_leaves_nothing_for_the_collector(client, alice, held_records,
+                                                                                 collected_generators, path):
+    import gc
+
+    await snapshot.get()
+    body = {**CHAT, "stream": True} if path.endswith("completions") else {
+        "model": CHAT["model"], "input": "hello there", "stream": True}
+    response = await client.post(path, json=body, headers={"Authorization": f"Bearer {alice.secret}"})
+    assert response.status_code == 200 and response.text.rstrip().endswith(("[DONE]", "}"))
+    gc.collect()
+    await asyncio.sleep(0)
+    assert collected_generators == []

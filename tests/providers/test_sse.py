@@ -1,6 +1,6 @@
 import pytest
 
-from studio.providers.sse import SSEParser, format_event, iter_sse
+from studio.providers.sse import SSEParser, format_event, iter_sse, iter_sse_reads
 
 
 def parse_all(chunks):
@@ -48,13 +48,15 @@ async def test_iter_sse_and_format_roundtrip():
     assert events[0].event == "image_generation.completed" and events[1].data == b"[DONE]"
 
 
-async def test_iter_sse_marks_the_events_that_have_more_in_the_same_read():
+async def test_iter_sse_reads_groups_the_events_each_read_completed():
     async def gen():
         yield format_event(b"1") + format_event(b"2") + b"data: 3"  # two whole events and a part
         yield b"\n\n" + format_event(b"4")
+        yield b"data: 5"  # completes nothing
+        yield b"\n"  # the stream ends without the blank line
 
-    events = [(e.data, e.more) async for e in iter_sse(gen())]
-    assert events == [(b"1", True), (b"2", False), (b"3", True), (b"4", False)]
+    reads = [[e.data for e in events] async for events in iter_sse_reads(gen())]
+    assert reads == [[b"1", b"2"], [b"3", b"4"], [b"5"]]
 
 
 # Whole events in LF-only reads take a quicker path than a read that ends mid-line or holds a CR;

@@ -234,12 +234,13 @@ async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
                 yield piece
         else:
             async def decoded() -> AsyncIterator[tuple[str | None, dict[str, Any]]]:
-                async for event in events:
-                    tap.observe(event)
-                    try:
-                        yield event.event, orjson.loads(event.data)
-                    except orjson.JSONDecodeError:
-                        continue  # keep-alive noise; the vendors send JSON only
+                async for read in events:
+                    for event in read:
+                        tap.observe(event)
+                        try:
+                            yield event.event, orjson.loads(event.data)
+                        except orjson.JSONDecodeError:
+                            continue  # keep-alive noise; the vendors send JSON only
             async for name, data in leg.translator.stream(decoded(), leg.ctx):
                 if call.record.ticket is not None:
                     add_cost(call.fmt, name, data, _quote(call, tap))
@@ -252,38 +253,35 @@ async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
             call.record.usage(tap.input_tokens, tap.output_tokens, tap.cached_tokens)
 
 
-async def _passthrough(call: TextCall, leg: Leg, events: AsyncIterator[SSEEvent], tap: UsageTap,
+async def _passthrough(call: TextCall, leg: Leg, events: AsyncIterator[list[SSEEvent]], tap: UsageTap,
                        sent: StreamedText) -> AsyncIterator[bytes]:
     """An upstream stream in the client's own format, relayed event by event (the model name
     rewritten, the cost added to the final usage). The events that arrived in one read of the
     upstream go out as one piece, as a byte relay would send them: one write to the client, not
     one per event, and no event waits for the next read."""
-    pending: list[bytes] = []
-    try:
-        async for event in events:
-            tap.observe(event)
-            data = event.data
-            sent.observe_raw(event.event, data)
-            if call.fmt == "responses" and event.event in RESPONSE_OBJECT_EVENTS:
-                _seen_response(call, leg, event.event, parse_upstream(data).get("response") or {})
-            skip = False
-            if leg.usage_injected:
-                skip = b'"choices":[]' in data  # the usage chunk only the gateway asked for
-                if not skip:
+    responses, injected = call.fmt == "responses", leg.usage_injected
+    async for read in events:
+        pending: list[bytes] = []
+        try:
+            for event in read:
+                tap.observe(event)
+                data = event.data
+                sent.observe_raw(event.event, data)
+                if responses and event.event in RESPONSE_OBJECT_EVENTS:
+                    _seen_response(call, leg, event.event, parse_upstream(data).get("response") or {})
+                if injected:
+                    if b'"choices":[]' in data:  # the usage chunk only the gateway asked for
+                        continue
                     data = _USAGE_NULL.sub(b"", data)
-            elif tap.final:
-                data = _with_cost(call, tap, event.event, data)
-            if not skip:
+                elif tap.final:
+                    data = _with_cost(call, tap, event.event, data)
                 pending.append(frame(call.fmt, event.event, _rewrite_model(call, data)))
-            if pending and not event.more:
-                yield pending[0] if len(pending) == 1 else b"".join(pending)
-                pending = []
-    except GatewayError:
-        if pending:  # what came before the error in the same read is sent first
-            yield b"".join(pending)
-        raise
-    if pending:
-        yield b"".join(pending)
+        except GatewayError:
+            if pending:  # what came before the error in the same read is sent first
+                yield b"".join(pending)
+            raise
+        if pending:
+            yield pending[0] if len(pending) == 1 else b"".join(pending)
 
 
 RESPONSE_OBJECT_EVENTS = FINAL_RESPONSE_EVENTS | {"response.created"}

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import AsyncIterator, Mapping
 from typing import ClassVar
@@ -12,7 +13,7 @@ from typing import ClassVar
 from studio.providers.anthropic.errors import map_error
 from studio.providers.base import BaseUrlRule, Provider, json_body
 from studio.providers.contracts import Capability
-from studio.providers.sse import SSEEvent, iter_sse
+from studio.providers.sse import SSEEvent, iter_sse_reads
 
 ANTHROPIC_VERSION = "2023-06-01"
 JSON = {"content-type": "application/json"}
@@ -46,12 +47,16 @@ class AnthropicProvider(Provider):
         return response.content
 
     async def text_stream(self, fmt: str, body: bytes,
-                          headers: Mapping[str, str] | None = None) -> AsyncIterator[SSEEvent]:
+                          headers: Mapping[str, str] | None = None) -> AsyncIterator[list[SSEEvent]]:
         async with self.stream("POST", self.TEXT_PATHS[fmt], content=body,
-                               headers={**JSON, **(headers or {})}) as response:
-            async for event in iter_sse(response.aiter_raw()):
-                if event.event == "error":
-                    error = json_body(event.data).get("error") or {}
-                    status = ERROR_STATUS.get(str(error.get("type")), 500)
-                    raise self.error_from_response(status, event.data)
-                yield event
+                               headers={**JSON, **(headers or {})}) as response, \
+                contextlib.aclosing(iter_sse_reads(response.aiter_raw())) as reads:
+            async for events in reads:
+                for i, event in enumerate(events):
+                    if event.event == "error":
+                        if i:
+                            yield events[:i]  # what came before it in the same read goes first
+                        error = json_body(event.data).get("error") or {}
+                        status = ERROR_STATUS.get(str(error.get("type")), 500)
+                        raise self.error_from_response(status, event.data)
+                yield events

@@ -9,6 +9,7 @@ and they expire after 24 h), not URLs a client chose, so they do not go through 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -70,9 +71,9 @@ class ArkImagesMixin(_Base):
     async def seedream_stream(self, body: dict[str, Any]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         content = orjson.dumps({**body, "stream": True})
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
-        async with self.stream("POST", PATH, content=content,
-                               headers=headers) as response:
-            async for event in iter_sse(response.aiter_raw()):
+        async with self.stream("POST", PATH, content=content, headers=headers) as response, \
+                contextlib.aclosing(iter_sse(response.aiter_raw())) as events:
+            async for event in events:
                 if not event.data:
                     continue
                 if event.data == b"[DONE]":

@@ -10,6 +10,7 @@ removed), so fields this adapter does not know still reach the vendor. Edits go 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -99,8 +100,9 @@ class OpenAIImagesMixin(_Base):
         self, operation: str, content: bytes, content_type: str
     ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         headers = {"content-type": content_type, "accept": "text/event-stream"}
-        async with self.stream("POST", f"/images/{operation}", content=content, headers=headers) as response:
-            async for event in iter_sse(response.aiter_raw()):
+        async with self.stream("POST", f"/images/{operation}", content=content, headers=headers) as response, \
+                contextlib.aclosing(iter_sse(response.aiter_raw())) as events:
+            async for event in events:
                 if not event.data or event.data == b"[DONE]":  # the terminator is optional (§0)
                     continue
                 payload = json_body(event.data)

@@ -8,6 +8,7 @@ vendor sends inside a 200 stream (``data: {"error":…}`` for chat, ``event: err
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, ClassVar
 
@@ -15,7 +16,7 @@ import orjson
 
 from studio.core.errors import GatewayError
 from studio.providers.base import json_body
-from studio.providers.sse import SSEEvent, iter_sse
+from studio.providers.sse import SSEEvent, iter_sse_reads
 
 if TYPE_CHECKING:
     from studio.providers.base import Provider
@@ -39,15 +40,21 @@ class OpenAITextMixin(_Base):
         return response.content
 
     async def text_stream(self, fmt: str, body: bytes,
-                          headers: Mapping[str, str] | None = None) -> AsyncIterator[SSEEvent]:
+                          headers: Mapping[str, str] | None = None) -> AsyncIterator[list[SSEEvent]]:
         async with self.stream("POST", self.TEXT_PATHS[fmt], content=body,
-                               headers={**JSON, **(headers or {})}) as response:
-            async for event in iter_sse(response.aiter_raw()):
-                if event.data == b"[DONE]":
-                    return
-                if event.event in ("error", "response.failed") or event.data.startswith(b'{"error"'):
-                    raise self.stream_error(event)
-                yield event
+                               headers={**JSON, **(headers or {})}) as response, \
+                contextlib.aclosing(iter_sse_reads(response.aiter_raw())) as reads:
+            async for events in reads:
+                for i, event in enumerate(events):
+                    data = event.data
+                    if data == b"[DONE]" or (event.event in ("error", "response.failed")
+                                             or data.startswith(b'{"error"')):
+                        if i:
+                            yield events[:i]  # what came before it in the same read goes first
+                        if data == b"[DONE]":
+                            return
+                        raise self.stream_error(event)
+                yield events
 
     def stream_error(self, event: SSEEvent) -> GatewayError:
         payload = json_body(event.data)

@@ -119,15 +119,27 @@ async def test_retryable_error_is_the_family_error_not_a_sandbox_answer(client, 
     assert len(vendor.requests) == 1
 
 
-async def test_error_inside_a_stream_becomes_the_family_error_event(client, alice, vendor):
-    frames = [b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-vendor","choices":'
-              b'[{"index":0,"delta":{"content":"par"},"finish_reason":null}]}\n\n',
-              b'data: {"error":{"message":"exploded","type":"server_error","param":null,"code":null}}\n\n']
+PARTIAL = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-vendor","choices":'
+           b'[{"index":0,"delta":{"content":"par"},"finish_reason":null}]}\n\n')
+EXPLODED = b'data: {"error":{"message":"exploded","type":"server_error","param":null,"code":null}}\n\n'
+
+
+@pytest.mark.parametrize("frames", [[PARTIAL, EXPLODED], [PARTIAL + EXPLODED]], ids=["two reads", "one read"])
+async def test_error_inside_a_stream_becomes_the_family_error_event(client, alice, vendor, frames):
     vendor.answer = lambda request: sse_answer(frames)
     response = await client.post("/v1/chat/completions", headers=auth(alice), json={
         "model": "omicron-4-mini", "stream": True, "messages": [{"role": "user", "content": "x"}]})
     lines = [line for line in response.text.split("\n") if line]
     assert len(lines) == 2 and orjson.loads(lines[1][6:])["error"]["message"] == "exploded"
+    assert orjson.loads(lines[0][6:])["choices"][0]["delta"]["content"] == "par"  # what came first is kept
+
+
+async def test_a_stream_ends_at_its_end_marker_even_mid_read(client, alice, vendor):
+    vendor.answer = lambda request: sse_answer([PARTIAL + b"data: [DONE]\n\n" + PARTIAL])
+    response = await client.post("/v1/chat/completions", headers=auth(alice), json={
+        "model": "omicron-4-mini", "stream": True, "messages": [{"role": "user", "content": "x"}]})
+    lines = [line for line in response.text.split("\n") if line]
+    assert lines[0].startswith("data: {") and lines[1:] == ["data: [DONE]"]
 
 
 async def test_responses_pass_through_to_the_vendor_responses_path(client, alice, vendor):
