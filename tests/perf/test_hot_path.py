@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gc
 
 import pytest
 
@@ -62,7 +63,8 @@ async def test_models_list_has_no_query_and_no_thread_hop(client, alice, count_q
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_native_image_request_has_no_query_and_no_thread_hop(client, alice, fake_gemini,  # noqa: F811
-                                                                   count_queries, held_records, hops, stream):
+                                                                   count_queries, held_records, hops, stream,
+                                                                   collected_generators):
     data = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 2048).decode()
     fake = fake_gemini["fake-gemini"]
     fake.queue(sse_reply(image_frame(data)) if stream else json_reply(image_frame(data)))
@@ -76,14 +78,14 @@ async def test_native_image_request_has_no_query_and_no_thread_hop(client, alice
     assert count_queries["n"] == 0, count_queries["sql"]
     assert hops == []
     assert len(held_records) == 1
+    gc.collect()
+    assert collected_generators == []
 
 
 @pytest.fixture
 async def collected_generators(monkeypatch):
     """Async generators left unfinished and closed by the garbage collector: each costs a task
     and a wake-up of the event loop through its pipe (a system call each way)."""
-    import gc
-
     seen: list[str] = []
     loop = asyncio.get_running_loop()
     original = loop._asyncgen_finalizer_hook
@@ -101,8 +103,6 @@ async def collected_generators(monkeypatch):
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/responses"])
 async def test_a_stream_read_to_its_end_marker_leaves_nothing_for_the_collector(client, alice, held_records,
                                                                                  collected_generators, path):
-    import gc
-
     await snapshot.get()
     body = {**CHAT, "stream": True} if path.endswith("completions") else {
         "model": CHAT["model"], "input": "hello there", "stream": True}
