@@ -218,7 +218,8 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
     the model's defaults fill the rest) in one ``executemany``: the rows ``bulk_create`` writes,
     without a model instance per row and the query compiler's work per value. No signals are
     sent (nor does ``bulk_create`` send any). A value of a type its field sends unchanged (a
-    ``str`` for a text field, an ``int`` for an integer field) skips the field's conversion."""
+    ``str`` for a text field, an ``int`` for an integer field, ``None`` for either) skips the
+    field's conversion; every other field converts every value, ``None`` included."""
     if not rows:
         return
     connection = connections[router.db_for_write(model)]
@@ -234,7 +235,8 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
         out = []
         for name, field, plain in columns:
             value = row[name] if name in row else field.get_default()
-            out.append(value if value is None or type(value) is plain else field.get_db_prep_save(value, connection))
+            unchanged = plain is not None and (value is None or type(value) is plain)
+            out.append(value if unchanged else field.get_db_prep_save(value, connection))
         values.append(out)
     with connection.cursor() as cursor:
         cursor.executemany(sql, values)

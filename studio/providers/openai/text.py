@@ -46,12 +46,11 @@ class OpenAITextMixin(_Base):
                 contextlib.aclosing(iter_sse_reads(response.aiter_raw())) as reads:
             async for events in reads:
                 for i, event in enumerate(events):
-                    data = event.data
-                    if data == b"[DONE]" or (event.event in ("error", "response.failed")
-                                             or data.startswith(b'{"error"')):
+                    done = event.data == b"[DONE]"
+                    if done or event.event in ("error", "response.failed") or event.data.startswith(b'{"error"'):
                         if i:
                             yield events[:i]  # what came before it in the same read goes first
-                        if data == b"[DONE]":
+                        if done:
                             return
                         raise self.stream_error(event)
                 yield events
