@@ -26,7 +26,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
 from studio.core.entries import BudgetEntry, KeyEntry, LimitEntry, ModelEntry, Snapshot, UpstreamEntry
-from studio.gateway import events
+from studio.gateway import events, settled_spend
 
 SANDBOX_PROTOCOL = "sandbox"
 INVALIDATE = "invalidate"
@@ -102,13 +102,9 @@ def load() -> Snapshot:
 
 def load_budgets() -> dict[tuple[str, int], tuple[BudgetEntry, ...]]:
     """Enabled budgets, each with what the records of its current period already spent."""
-    from datetime import UTC, datetime
-
-    from django.db.models import Sum
-
     from studio.gateway import budgets, clock
     from studio.gateway.cost import to_nano
-    from studio.models import Budget, UsageRecord
+    from studio.models import Budget
 
     now = clock.now()
     found: dict[tuple[str, int], list[BudgetEntry]] = {}
@@ -116,10 +112,7 @@ def load_budgets() -> dict[tuple[str, int], tuple[BudgetEntry, ...]]:
         start, _ = budgets.window(b.period, now)
         field = {"key": "api_key_id", "user": "user_id", "team": "team_id"}[b.scope]
         target = {"key": b.api_key_id, "user": b.user_id, "team": b.team_id}[b.scope]
-        rows = UsageRecord.objects.filter(**{field: target})
-        if start:
-            rows = rows.filter(created__gte=datetime.fromtimestamp(start, UTC))
-        spent = rows.aggregate(total=Sum("cost_usd"))["total"] or 0
+        spent = settled_spend.spent(b.id, field, target, start, now)
         entry = BudgetEntry(id=b.id, scope=b.scope, target_id=target, limit_nano=to_nano(b.limit_usd),
                             period=b.period, soft_percent=b.soft_percent, base_nano=to_nano(spent),
                             base_window=start, label=f"the budget of {b.scope_label}")
@@ -244,9 +237,10 @@ def load_now() -> Snapshot:
 
 
 def invalidate(**_: Any) -> None:
-    """Drop this process's snapshot."""
+    """Drop this process's snapshot (and the budgets' remembered spend: rows changed)."""
     _state.generation += 1
     _state.snapshot = None
+    settled_spend.forget()
 
 
 def changed(**_: Any) -> None:
