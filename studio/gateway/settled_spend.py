@@ -33,16 +33,17 @@ def spent(budget_id: int, field: str, target: int | None, start: float, now: flo
     from studio.models import UsageRecord
 
     rows = UsageRecord.objects.filter(**{field: target})
-    if start:
-        rows = rows.filter(created__gte=_moment(start))
+    period = rows.filter(created__gte=_moment(start)) if start else rows
     cut = (now - SETTLED_AFTER) // SETTLED_STEP * SETTLED_STEP
     if cut <= start:  # the period is young: its records are few
-        return rows.aggregate(total=Sum("cost_usd"))["total"] or Decimal(0)
+        return period.aggregate(total=Sum("cost_usd"))["total"] or Decimal(0)
     where = (field, target, start, cut)
     known = _settled.get(budget_id)
     if known is None or known[0] != where:
-        before = rows.filter(created__lt=_moment(cut)).aggregate(total=Sum("cost_usd"))["total"] or Decimal(0)
+        before = period.filter(created__lt=_moment(cut)).aggregate(total=Sum("cost_usd"))["total"] or Decimal(0)
         known = _settled[budget_id] = (where, before)
+    # One bound only (the cut is inside the period): with two, a database may take the index
+    # range from the period's start and filter the whole period's records by the cut.
     since = rows.filter(created__gte=_moment(cut)).aggregate(total=Sum("cost_usd"))["total"] or Decimal(0)
     return known[1] + since
 
