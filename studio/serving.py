@@ -281,7 +281,7 @@ class Lifespan:
         memory.settle_heap()
 
     async def shutdown(self) -> None:
-        from studio.gateway import events, health, metrics, recording
+        from studio.gateway import admission, events, health, metrics, recording
         from studio.providers.http import close_client
 
         for task in (self.worker_task, self.release_task):
@@ -289,6 +289,10 @@ class Lifespan:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+        try:  # settlements still queued, and the counter units this process holds, go back
+            await asyncio.wait_for(admission.drain(), 10)
+        except Exception:
+            logger.warning("could not settle the spend counters at shutdown", exc_info=True)
         await recording.drain()
         await health.drain()
         await events.stop()

@@ -1,14 +1,18 @@
 """The /v1 handler: a client that leaves stops the view, a server that stops cancels it, and
-answers leave without being cut into 64 KiB messages."""
+answers leave without being cut into 64 KiB messages. A stopping server gives back what it holds."""
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import pytest
 from django.http import HttpResponse, StreamingHttpResponse
 
-from studio.serving import ApiASGIHandler
+from studio.gateway import counters
+from studio.gateway.counters import Check
+from studio.serving import ApiASGIHandler, Lifespan
+from tests.gateway.spend_support import TEST_REDIS, redis_available
 
 SCOPE = {"type": "http", "method": "POST", "path": "/v1/chat/completions", "raw_path": b"/v1/chat/completions",
          "query_string": b"", "headers": [(b"content-type", b"application/json")], "root_path": "",
@@ -94,3 +98,19 @@ async def test_answers_leave_whole_not_in_64_kib_slices():
     sent = await capture(handler_with_view(streamed), messages(dict(request)))
     assert [m.get("body") for m in sent[1:]] == [big, b"tail", None]
     assert (b"Content-Type", b"text/event-stream") in sent[0]["headers"]  # as Django spells it
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_stopping_server_gives_back_the_counter_units_it_holds(settings):
+    if not redis_available():
+        pytest.skip("no Redis at " + TEST_REDIS)
+    settings.REDIS_URL = TEST_REDIS
+    settings.STUDIO_COUNTER_PREFIX = f"test-stop:{uuid.uuid4().hex}:"
+    store = counters.get()
+    for _ in range(3):
+        await store.apply([Check("rl:1:*:rpm:1", limit=10_000, need=1, add=1, ttl=120)])
+    key = store.prefix + "rl:1:*:rpm:1"
+    assert int(await store.redis.get(key)) > 3  # a lease: units taken ahead
+
+    await Lifespan().shutdown()
+    assert int(await store.redis.get(key)) == 3

@@ -31,6 +31,8 @@ from typing import Protocol
 import orjson
 from django.conf import settings
 
+from studio.gateway import leases
+
 logger = logging.getLogger(__name__)
 
 
@@ -91,29 +93,33 @@ class Counters(Protocol):
 # keys come in KEYS, each operation taking the next ones in order; the rest of the batch is one
 # JSON argument (decoding it in Redis costs this process nothing, where encoding dozens of
 # arguments one by one cost more than the rest of a request): a list of operations,
-# ``["a", limit, need, add, ttl, base, weight, limit, ...]`` (check-and-add, all or none; each
-# check takes its counter's key and, when ``weight`` >= 0, its previous window's key) or
+# ``["a", limit, need, add, ttl, base, weight, calls, unit, limit, ...]`` (check-and-add, all or
+# none; each check takes its counter's key and, when ``weight`` >= 0, its previous window's key) or
 # ``["d", delta, ttl, ...]`` (add; one key each). Integers stay exact up to 2^53 (nano-dollars:
-# $9M). A check-and-add answers ``{refused, value..., previous...}``.
+# $9M). An admitted check also takes up to ``calls`` more times ``unit`` (what one call adds) for
+# the process to hand out itself (``leases``), in whole calls, never more than a
+# ``LEASE_SHARE``-th of the room left after it. A check-and-add answers
+# ``{refused, value..., previous..., taken...}``.
 BATCH = """
 local out = {}
 local k = 0
 for o, op in ipairs(cjson.decode(ARGV[1])) do
   local vals = {}
   if op[1] == 'a' then
-    local n = (#op - 1) / 6
-    local keys, prevs, found, refused = {}, {}, {}, 0
+    local n = (#op - 1) / 8
+    local keys, prevs, found, seens, taken, refused = {}, {}, {}, {}, {}, 0
     for i = 1, n do
       k = k + 1
       keys[i] = KEYS[k]
       prevs[i] = 0
-      if op[i * 6 + 1] >= 0 then
+      taken[i] = 0
+      if op[i * 8 - 1] >= 0 then
         k = k + 1
         prevs[i] = KEYS[k]
       end
     end
     for i = 1, n do
-      local b = 1 + (i - 1) * 6
+      local b = 1 + (i - 1) * 8
       local v = redis.call('GET', keys[i])
       found[i] = v ~= false
       if v then v = tonumber(v) else v = op[b + 5] end
@@ -125,14 +131,22 @@ for o, op in ipairs(cjson.decode(ARGV[1])) do
         prevs[i] = p
         seen = v + math.floor(p * op[b + 6])
       end
+      seens[i] = seen
       if refused == 0 and op[b + 1] >= 0 and seen + op[b + 2] > op[b + 1] then
         refused = i
       end
     end
     if refused == 0 then
       for i = 1, n do
-        local b = 1 + (i - 1) * 6
-        local key, add, ttl = keys[i], op[b + 3], op[b + 4]
+        local b = 1 + (i - 1) * 8
+        local calls, unit = op[b + 7], op[b + 8]
+        if calls > 0 and unit > 0 then
+          if op[b + 1] >= 0 then
+            calls = math.min(calls, math.floor((op[b + 1] - seens[i] - op[b + 2]) / (LEASE_SHARE * unit)))
+          end
+          if calls > 0 then taken[i] = calls * unit end
+        end
+        local key, add, ttl = keys[i], op[b + 3] + taken[i], op[b + 4]
         vals[i] = vals[i] + add
         if found[i] then
           redis.call('INCRBY', key, add)
@@ -145,6 +159,7 @@ for o, op in ipairs(cjson.decode(ARGV[1])) do
     end
     for i = 1, n do
       vals[n + i] = prevs[i]
+      vals[2 * n + i] = taken[i]
     end
     table.insert(vals, 1, refused)
   else
@@ -159,7 +174,7 @@ for o, op in ipairs(cjson.decode(ARGV[1])) do
   out[o] = vals
 end
 return out
-"""
+""".replace("LEASE_SHARE", str(leases.SHARE))
 
 SLOT = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
@@ -236,6 +251,8 @@ class RedisCounters:
         self._queue: list[_Op] = []
         self._flusher: asyncio.Task | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._leases = leases.Book()
+        self._sweep: asyncio.TimerHandle | None = None
 
     def _submit(self, op: _Op) -> None:
         self._queue.append(op)
@@ -245,8 +262,18 @@ class RedisCounters:
     def _defer(self, op: _Op) -> None:
         """Queue ``op`` for the next script run, which starts within ``SETTLE_DELAY`` at the latest."""
         self._queue.append(op)
+        self._defer_start()
+
+    def _defer_start(self) -> None:
         if self._flusher is None and self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(SETTLE_DELAY, self._kick)
+
+    def _give_back(self, ended: list[tuple[str, int, int]]) -> None:
+        """Queue the units of ended leases to be given back ahead of what waits, whose new
+        values (for budget alerts) then count them no more."""
+        if ended:
+            self._queue.insert(0, self._add_op(ended, None, None))
+            self._defer_start()
 
     def _kick(self) -> None:
         self._timer = None
@@ -304,21 +331,71 @@ class RedisCounters:
         return found
 
     async def apply(self, checks: Sequence[Check]) -> Outcome:
+        keys = [c.key for c in checks]
+        limits = [c.limit for c in checks]
+        book = self._leases
+        if book.held or book.asking:
+            adds = [c.add for c in checks]
+            served = book.serve(keys, limits, adds)
+            while served is None:  # a lease is on its way: wait for it, not a round trip of our own
+                coming = book.coming(keys)
+                if coming is None:
+                    break
+                await asyncio.shield(coming)
+                served = book.serve(keys, limits, adds)
+            if served is not None:
+                return Outcome(-1, tuple(served[0]), tuple(served[1]))
+        folded = book.fold(keys)
+        asked: list[str] = []
+        answer = asyncio.get_running_loop().create_future()
         spec: list[str | int | float] = ["a"]
-        keys: list[bytes] = []
+        packed_keys: list[bytes] = []
         known = self._packed
-        for c in checks:
-            keys.append(known.get(c.key) or self._key(c.key))
+        for c, lease in zip(checks, folded, strict=True):
+            held = lease.left if lease is not None else 0  # counted already: this run uses it first
+            want = 0
+            if c.add > 0 and book.ask(c.key, answer):
+                want = leases.CALLS
+                asked.append(c.key)
+            packed_keys.append(known.get(c.key) or self._key(c.key))
             if c.previous:
-                keys.append(known.get(c.previous) or self._key(c.previous))
-                spec += [c.limit, c.need, c.add, c.ttl, c.base, c.weight]
+                packed_keys.append(known.get(c.previous) or self._key(c.previous))
+                spec += [c.limit, c.need - held, c.add - held, c.ttl, c.base, c.weight, want, c.add]
             else:
-                spec += [c.limit, c.need, c.add, c.ttl, c.base, -1]
+                spec += [c.limit, c.need - held, c.add - held, c.ttl, c.base, -1, want, c.add]
         future = asyncio.get_running_loop().create_future()
-        self._submit(_Op(spec, keys, future, None))
-        result = await future
+        self._submit(_Op(spec, packed_keys, future, None))
+        try:
+            result = await future
+        except BaseException:
+            book.unfold(keys, folded)
+            book.answered(asked, answer)
+            raise
         n = len(checks)  # the script's numbers come back as integers
-        return Outcome(result[0] - 1, tuple(result[1:n + 1]), tuple(result[n + 1:]))
+        refused = result[0] - 1
+        if refused >= 0:  # the counters as found, without what this process holds of them
+            book.unfold(keys, folded)
+            book.answered(asked, answer)
+            found = [v - (lease.left if lease is not None else 0)
+                     for v, lease in zip(result[1:n + 1], folded, strict=True)]
+            return Outcome(refused, tuple(found), tuple(result[n + 1:2 * n + 1]))
+        values = result[1:n + 1]
+        previous = result[n + 1:2 * n + 1]
+        for i, taken in enumerate(result[2 * n + 1:]):
+            if taken:
+                values[i] -= taken
+                book.add(keys[i], taken, values[i], previous[i], limits[i], checks[i].ttl)
+        book.answered(asked, answer)
+        if book.held and self._sweep is None:
+            self._sweep = asyncio.get_running_loop().call_later(leases.SECONDS, self._end_leases)
+        return Outcome(-1, tuple(values), tuple(previous))
+
+    def _end_leases(self) -> None:
+        """Give back what the leases past their time still hold."""
+        self._sweep = None
+        self._give_back(self._leases.ended())
+        if self._leases.held:
+            self._sweep = asyncio.get_running_loop().call_later(leases.SECONDS, self._end_leases)
 
     def _add_op(self, changes: Sequence[tuple[str, int, int]], future: asyncio.Future | None,
                 then: Done | None) -> _Op:
@@ -332,12 +409,31 @@ class RedisCounters:
     async def add(self, changes: Sequence[tuple[str, int, int]]) -> tuple[int, ...]:
         future = asyncio.get_running_loop().create_future()
         self._submit(self._add_op(changes, future, None))
-        return tuple(await future)
+        values = tuple(await future)
+        return self._leases.without([key for key, _, _ in changes], values) if self._leases.held else values
 
     def add_later(self, changes: Sequence[tuple[str, int, int]], then: Done | None = None) -> None:
+        if self._leases.held:
+            settled = self._leases.absorb(changes)
+            if settled is not None:
+                if then is not None:
+                    then(settled)
+                return
+        if then is not None:
+            then = self._unleased([key for key, _, _ in changes], then)
         self._defer(self._add_op(changes, None, then))
 
+    def _unleased(self, keys: list[str], then: Done) -> Done:
+        """``then`` given the values without the units this process holds."""
+        book = self._leases
+
+        def done(values: tuple[int, ...] | None) -> None:
+            then(book.without(keys, values) if values is not None and book.held else values)
+
+        return done
+
     async def flush(self) -> None:
+        self._give_back(self._leases.ended(everything=True))
         if self._timer is not None:
             self._timer.cancel()
             self._kick()
