@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.gateway import counters
+from studio.gateway import counters, redis_counters
 from studio.gateway.counters import Check
 from tests.gateway.spend_support import TEST_REDIS, backend, redis_available  # noqa: F401
 
@@ -135,7 +135,7 @@ async def test_slots_are_held_until_freed_or_expired(backend):  # noqa: F811
 
 async def test_a_script_redis_has_not_seen_is_loaded_on_first_use(backend, monkeypatch):  # noqa: F811
     # A fresh Redis (or one restarted, or whose script cache was flushed) knows no script.
-    monkeypatch.setattr(counters, "BATCH", counters.BATCH + f"\n-- {uuid.uuid4().hex}\n")
+    monkeypatch.setattr(redis_counters, "BATCH", redis_counters.BATCH + f"\n-- {uuid.uuid4().hex}\n")
     store = counters.get()
     assert (await store.apply([Check("n", limit=1, need=1, add=1, ttl=60)])).refused == -1
     assert (await store.apply([Check("n", limit=1, need=1, add=1, ttl=60)])).refused == 0
@@ -158,7 +158,7 @@ async def test_every_key_a_script_touches_is_declared_and_all_share_one_cluster_
     from redis.asyncio import Redis
     from redis.crc import key_slot
 
-    prefix = counters.tagged(settings.STUDIO_COUNTER_PREFIX)
+    prefix = redis_counters.tagged(settings.STUDIO_COUNTER_PREFIX)
     seen: list[dict] = []
     sentinel = f"done-{uuid.uuid4().hex}"
     watcher = Redis.from_url(TEST_REDIS)

@@ -7,8 +7,9 @@ import uuid
 
 import pytest
 
-from studio.gateway import counters, leases
-from studio.gateway.counters import Check, RedisCounters
+from studio.gateway import leases, redis_counters
+from studio.gateway.counters import Check
+from studio.gateway.redis_counters import RedisCounters
 from tests.gateway.spend_support import TEST_REDIS, redis_available
 
 
@@ -125,7 +126,7 @@ async def test_units_one_process_holds_are_free_for_the_others_once_given_back(p
 
 async def test_a_lease_past_its_time_is_given_back(prefix, monkeypatch):
     monkeypatch.setattr(leases, "SECONDS", 0.05)
-    monkeypatch.setattr(counters, "SETTLE_DELAY", 0.01)
+    monkeypatch.setattr(redis_counters, "SETTLE_DELAY", 0.01)
     store = process(prefix)
     for _ in range(3):
         await store.apply(rpm(10_000))
