@@ -26,7 +26,7 @@ import orjson
 from django.conf import settings
 
 from studio.gateway import leases
-from studio.gateway.counters import Check, Done, Outcome
+from studio.gateway.counter_types import Check, Done, Outcome
 
 logger = logging.getLogger(__name__)
 
