@@ -9,6 +9,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -24,6 +25,31 @@ def _media_root(settings, tmp_path):
     settings.STUDIO_INPROCESS_WORKER = False
     settings.STUDIO_SANDBOX_DELAY = 0  # the sandbox streams without pauses unless a test slows it
     settings.STUDIO_RECORDER_RETRY_DELAYS = (0.05, 0.2)  # a failing record must not hold drain() for minutes
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _run_counters():
+    """The spend counters of a run live in Redis under a prefix of its own, so a run never finds
+    an earlier run's counters (a budget of the same id in a database created afresh) under its
+    keys; at the end of the run they go (a budget's may last a year)."""
+    from django.conf import settings
+
+    settings.STUDIO_COUNTER_PREFIX = f"test-{uuid.uuid4().hex[:12]}:spend:"
+    yield
+
+    if not settings.REDIS_URL:
+        return
+    import redis
+
+    from studio.gateway.redis_counters import tagged
+
+    try:
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        names = list(client.scan_iter(match=tagged(settings.STUDIO_COUNTER_PREFIX) + "*", count=1000))
+        for start in range(0, len(names), 500):
+            client.delete(*names[start:start + 500])
+    except redis.RedisError:
+        pass
 
 
 @pytest.fixture(autouse=True)
