@@ -28,24 +28,25 @@ def _media_root(settings, tmp_path):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _run_counters():
-    """The spend counters of a run live in Redis under a prefix of its own, so a run never finds
-    an earlier run's counters (a budget of the same id in a database created afresh) under its
-    keys; at the end of the run they go (a budget's may last a year)."""
+def _run_redis_prefix():
+    """What a run keeps in Redis (spend counters, breaker counts, the worker's heartbeat) lives
+    under a prefix of its own, so a run never finds an earlier run's state (a budget or an
+    upstream of the same id in a database created afresh) under its keys; at the end of the run
+    it goes (a budget's counter may last a year)."""
     from django.conf import settings
 
-    settings.STUDIO_COUNTER_PREFIX = f"test-{uuid.uuid4().hex[:12]}:spend:"
+    run = f"test-{uuid.uuid4().hex[:12]}"
+    settings.STUDIO_REDIS_PREFIX = run
+    settings.STUDIO_COUNTER_PREFIX = f"{run}:spend:"
     yield
 
     if not settings.REDIS_URL:
         return
     import redis
 
-    from studio.gateway.redis_counters import tagged
-
     try:
         client = redis.Redis.from_url(settings.REDIS_URL)
-        names = list(client.scan_iter(match=tagged(settings.STUDIO_COUNTER_PREFIX) + "*", count=1000))
+        names = list(client.scan_iter(match=f"*{run}:*", count=1000))
         for start in range(0, len(names), 500):
             client.delete(*names[start:start + 500])
     except redis.RedisError:

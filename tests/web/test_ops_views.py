@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def worker_beat():
-    cache.set("studio:worker-heartbeat", time.time(), timeout=60)
+    cache.set(heartbeat._key(), time.time(), timeout=60)
     yield
     cache.clear()
 
@@ -48,7 +48,7 @@ async def test_readyz_is_503_naming_the_worker_when_no_heartbeat_was_seen(client
 
 async def test_readyz_is_503_when_the_heartbeat_is_too_old(client, settings):
     settings.STUDIO_READY_WORKER_SECONDS = 10
-    cache.set("studio:worker-heartbeat", time.time() - 60, timeout=60)
+    cache.set(heartbeat._key(), time.time() - 60, timeout=60)
     response = await client.get("/readyz")
     assert response.status_code == 503
     assert "s old" in response.json()["checks"]["worker"]["detail"]
