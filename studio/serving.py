@@ -146,9 +146,11 @@ class ApiASGIHandler(ASGIHandler):
         """Django's, without cutting the body into 64 KiB slices (each a copy and a message of its
         own): a buffered body leaves in one message, a stream's parts as they come. Views cut a
         big body into 1 MiB pieces themselves (``api.native.routes.pieces``)."""
+        # The header store's ``(name, value)`` pairs as they are: ``response.items()`` would look
+        # each one up again by its lower-cased name through three Python frames.
         headers = [(name.encode("ascii") if isinstance(name, str) else bytes(name),
                     value.encode("latin1") if isinstance(value, str) else bytes(value))
-                   for name, value in response.items()]
+                   for name, value in response.headers._store.values()]
         headers += [(b"Set-Cookie", c.output(header="").encode("ascii").strip()) for c in response.cookies.values()]
         await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
         if not response.streaming:
