@@ -34,7 +34,7 @@ class SpendHeadersMiddleware(AsyncMiddleware):
             admission.current.reset(token)
         ticket = holder.ticket
         store = response.headers._store
-        if ticket is not None:
+        if ticket is not None and ticket.headers:
             for name, value in ticket.headers.items():
                 store.setdefault(name, (name, value))  # a header the view set itself is kept
         if not response.streaming and COST_HEADER not in store:

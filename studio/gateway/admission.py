@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 
 from studio.core.entries import BudgetEntry, ModelEntry, PriceEntry, Snapshot
@@ -51,11 +52,12 @@ class Ticket:
     prices: tuple[PriceEntry, ...]
     at: float  # when the call started: the price in effect then applies
     estimate: Decimal = ZERO
-    holds: list[budgets.Hold] = field(default_factory=list)
+    # Set once admitted under limits or budgets (a call without any keeps the shared empties).
+    holds: Sequence[budgets.Hold] = ()
     reserved_nano: int = 0
-    token_keys: list[str] = field(default_factory=list)
+    token_keys: Sequence[str] = ()
     reserved_tokens: int = 0
-    headers: dict[str, str] = field(default_factory=dict)  # x-ratelimit-* for the response
+    headers: dict[str, str] | None = None  # x-ratelimit-* for the response
     cost: Decimal | None = None
     # Once charged: what the upstream reported (None for a failed call) and which upstream answered.
     usage: Usage | None = None
@@ -100,12 +102,12 @@ async def drain() -> None:
         await asyncio.gather(*list(_pending), return_exceptions=True)
 
 
-def _changes(holds: list[budgets.Hold], delta_nano: int,
+def _changes(holds: Sequence[budgets.Hold], delta_nano: int,
              token_changes: list[tuple[str, int]]) -> list[tuple[str, int, int]]:
     return [(h.key, delta_nano, h.ttl) for h in holds] + [(k, d, 2 * limits.MINUTE) for k, d in token_changes]
 
 
-def settle_later(holds: list[budgets.Hold], delta_nano: int, token_changes: list[tuple[str, int]]) -> None:
+def settle_later(holds: Sequence[budgets.Hold], delta_nano: int, token_changes: list[tuple[str, int]]) -> None:
     """``settle`` without a task of its own: queued with the other counter operations of this
     process, off the response path (a soft alert, rare, gets a task when a budget crosses it)."""
     changes = _changes(holds, delta_nano, token_changes)
@@ -118,7 +120,7 @@ def settle_later(holds: list[budgets.Hold], delta_nano: int, token_changes: list
         asyncio.run(settle(holds, delta_nano, token_changes))
 
 
-async def settle(holds: list[budgets.Hold], delta_nano: int, token_changes: list[tuple[str, int]]) -> None:
+async def settle(holds: Sequence[budgets.Hold], delta_nano: int, token_changes: list[tuple[str, int]]) -> None:
     changes = _changes(holds, delta_nano, token_changes)
     if not changes:
         return
@@ -130,7 +132,7 @@ async def settle(holds: list[budgets.Hold], delta_nano: int, token_changes: list
         await alert
 
 
-def _settled(holds: list[budgets.Hold], values: tuple[int, ...] | None, *, background: bool) -> list:
+def _settled(holds: Sequence[budgets.Hold], values: tuple[int, ...] | None, *, background: bool) -> list:
     """The soft alerts a settlement's new values call for (started here when ``background``)."""
     if values is None:
         logger.warning("settling spend counters failed")
@@ -191,7 +193,7 @@ async def admit(principal: Principal, model: ModelEntry, estimate: Usage, *, tok
         raise budgets.refusal(hold.budget, now)
     ticket.holds, ticket.reserved_nano = holds, reserve
     ticket.token_keys, ticket.reserved_tokens = plan.token_keys, tokens
-    ticket.headers = limits.headers(limits.windows(plan.rules, outcome.values[:n], outcome.previous[:n], now))
+    ticket.headers = limits.admitted_headers(plan.rules, outcome.values[:n], outcome.previous[:n], now)
     return ticket
 
 

@@ -82,14 +82,23 @@ def _hold(budget: BudgetEntry, day: int) -> tuple[Hold, int]:
             budget.base_nano if budget.base_window == start else 0)
 
 
+# The last ``_hold`` lookups: a principal's budgets are the same objects until the snapshot
+# changes, which the comparison finds by identity first (the cache's own lookup hashes every
+# field of each budget); holding them keeps them the same objects.
+_last: list = [None, None]
+
+
 def checks(entries: list[BudgetEntry], reserve_nano: int, now: float) -> tuple[list[Check], list[Hold]]:
-    found, holds = [], []
     day, need = int(now // DAY), max(reserve_nano, 1)
-    for budget in entries:
-        hold, base = _hold(budget, day)
-        found.append(Check(hold.key, budget.limit_nano, need, reserve_nano, hold.ttl, base))
-        holds.append(hold)
-    return found, holds
+    found = (day, *entries)
+    last = _last
+    if last[0] == found:
+        held = last[1]
+    else:
+        held = [_hold(budget, day) for budget in entries]
+        last[0], last[1] = found, held
+    return ([Check(hold.key, hold.budget.limit_nano, need, reserve_nano, hold.ttl, base) for hold, base in held],
+            [hold for hold, _ in held])
 
 
 def refusal(budget: BudgetEntry, now: float) -> QuotaExceeded:

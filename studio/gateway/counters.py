@@ -121,14 +121,21 @@ _memory = MemoryCounters()
 _redis: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, RedisCounters] = weakref.WeakKeyDictionary()
 
 
+_last: list = [None, None]  # the event loop of the last ``get`` and its client
+
+
 def get() -> Counters:
     """This process's counters: Redis (one client per event loop) when configured, else memory."""
     if not settings.REDIS_URL:
         return _memory
     loop = asyncio.get_running_loop()
+    last = _last
+    if last[0] is loop:
+        return last[1]
     found = _redis.get(loop)
     if found is None:
         found = _redis[loop] = RedisCounters(settings.REDIS_URL, settings.STUDIO_COUNTER_PREFIX)
+    last[0], last[1] = loop, found
     return found
 
 

@@ -25,6 +25,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from studio.gateway.counter_types import Check
+
 CALLS = 64  # calls' worth a lease takes at most
 SHARE = 64  # a lease takes at most this share of the room left
 SECONDS = 1.0  # how long a lease serves before its rest is given back
@@ -73,23 +75,24 @@ class Book:
         if not answer.done():
             answer.set_result(None)
 
-    def serve(self, keys: list[str], limits: list[int], adds: list[int]) -> tuple[list[int], list[int]] | None:
-        """Hand out ``adds`` of each counter from what is held: the counters' values and their
+    def serve(self, checks: Sequence[Check]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """Hand out each check's ``add`` from what is held: the counters' values and their
         previous windows', or None (and nothing taken) unless every one can be served."""
         held, now = self.held, time.monotonic()
         found = []
-        for key, limit, add in zip(keys, limits, adds, strict=True):
-            lease = held.get(key)
-            if lease is None or lease.left < add or lease.limit != limit or lease.until <= now:
+        for check in checks:
+            lease = held.get(check.key)
+            if lease is None or lease.left < check.add or lease.limit != check.limit or lease.until <= now:
                 return None
             found.append(lease)
         values, previous = [], []
-        for lease, add in zip(found, adds, strict=True):
+        for lease, check in zip(found, checks, strict=True):
+            add = check.add
             lease.left -= add
             lease.value += add
             values.append(lease.value)
             previous.append(lease.previous)
-        return values, previous
+        return tuple(values), tuple(previous)
 
     def absorb(self, changes: Sequence[tuple[str, int, int]]) -> tuple[int, ...] | None:
         """Settle ``changes`` (``(key, delta, ttl)``) against what is held: a call that used less

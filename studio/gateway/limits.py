@@ -74,26 +74,41 @@ def _counters(entries: tuple[tuple[str, LimitEntry], ...], key_id: int,
     return tuple(out)
 
 
+# The last lookup of ``_counters``: a key's entries are the same objects until the snapshot
+# changes, which the comparison finds by identity first (the cache's own lookup hashes every
+# field of each entry); holding them keeps them the same objects.
+_last: list = [None, None]
+
+
 def plan(entries: list[tuple[str, LimitEntry]], key_id: int, *, requests: int, tokens: int, images: int,
          now: float) -> Plan:
     minute = int(now // MINUTE)
     weight = 1 - (now - minute * MINUTE) / MINUTE  # the share of the previous minute still counted
-    out = Plan()
-    for rule, key, previous in _counters(tuple(entries), key_id, minute):
+    found = (key_id, minute, *entries)
+    last = _last
+    if last[0] == found:
+        counters = last[1]
+    else:
+        counters = _counters(tuple(entries), key_id, minute)
+        last[0], last[1] = found, counters
+    checks: list[Check] = []
+    rules: list[Rule] = []
+    token_keys: list[str] = []
+    for rule, key, previous in counters:
         what, limit = rule.what, rule.limit
         if what == "requests":
             need = amount = requests
         elif what == "tokens":
             amount = tokens
             need = min(amount, limit)  # a call larger than a whole minute's tokens needs an empty window
-            out.token_keys.append(key)
+            token_keys.append(key)
         else:
             if images == 0:
                 continue
             need = amount = images
-        out.checks.append(Check(key, limit, need, amount, 2 * MINUTE, 0, previous, weight))
-        out.rules.append(rule)
-    return out
+        checks.append(Check(key, limit, need, amount, 2 * MINUTE, 0, previous, weight))
+        rules.append(rule)
+    return Plan(checks, rules, token_keys)
 
 
 def count(value: int, previous: int, now: float) -> int:
@@ -135,12 +150,19 @@ def windows(rules: list[Rule], values: tuple[int, ...], previous: tuple[int, ...
 
 
 def duration(seconds: float) -> str:
-    """OpenAI's spelling of a reset time: ``20ms``, ``1.5s``, ``6m0s``."""
+    """OpenAI's spelling of a reset time: ``20ms``, ``1.5s``, ``6m0s`` (to the millisecond)."""
     if seconds < 1:
         return f"{max(math.ceil(seconds * 1000), 1)}ms"
-    if seconds < 60:
-        return f"{round(seconds, 3):g}s"
-    return f"{int(seconds // 60)}m{round(seconds % 60, 3):g}s"
+    ms = round(seconds * 1000)
+    if ms < 60_000:
+        return _seconds(ms) + "s"
+    minutes, ms = divmod(ms, 60_000)
+    return f"{minutes}m{_seconds(ms)}s"
+
+
+def _seconds(ms: int) -> str:
+    whole, part = divmod(ms, 1000)
+    return str(whole) if part == 0 else f"{whole}.{part:03d}".rstrip("0")
 
 
 def headers(found: dict[str, Window]) -> dict[str, str]:
@@ -150,6 +172,28 @@ def headers(found: dict[str, Window]) -> dict[str, str]:
         out[limit] = str(w.limit)
         out[remaining] = str(w.remaining)
         out[reset] = duration(w.reset)
+    return out
+
+
+def admitted_headers(rules: list[Rule], values: tuple[int, ...], previous: tuple[int, ...],
+                     now: float) -> dict[str, str]:
+    """``headers(windows(...))`` of an admitted call in one pass: the reset time is worked out
+    only for the tightest limit of each kind, the one the headers report."""
+    weight = 1 - (now % MINUTE) / MINUTE
+    tightest: dict[str, tuple[int, int, int, int]] = {}  # what → (remaining, limit, value, previous)
+    for rule, value, prev in zip(rules, values, previous, strict=False):
+        remaining = rule.limit - value - math.floor(prev * weight)  # limit - count(...)
+        if remaining < 0:
+            remaining = 0
+        known = tightest.get(rule.what)
+        if known is None or remaining < known[0]:
+            tightest[rule.what] = (remaining, rule.limit, value, prev)
+    out = {}
+    for what, (remaining, limit, value, prev) in tightest.items():
+        names = HEADERS[what]
+        out[names[0]] = str(limit)
+        out[names[1]] = str(remaining)
+        out[names[2]] = duration(reset_in(value, prev, now))
     return out
 
 

@@ -273,20 +273,19 @@ class RedisCounters:
         return found
 
     async def apply(self, checks: Sequence[Check]) -> Outcome:
-        keys = [c.key for c in checks]
-        limits = [c.limit for c in checks]
         book = self._leases
         if book.held or book.asking:
-            adds = [c.add for c in checks]
-            served = book.serve(keys, limits, adds)
+            served = book.serve(checks)
             while served is None:  # a lease is on its way: wait for it, not a round trip of our own
-                coming = book.coming(keys)
+                coming = book.coming([c.key for c in checks])
                 if coming is None:
                     break
                 await asyncio.shield(coming)
-                served = book.serve(keys, limits, adds)
+                served = book.serve(checks)
             if served is not None:
-                return Outcome(-1, tuple(served[0]), tuple(served[1]))
+                return Outcome(-1, *served)
+        keys = [c.key for c in checks]
+        limits = [c.limit for c in checks]
         folded = book.fold(keys)
         asked: list[str] = []
         answer = asyncio.get_running_loop().create_future()
