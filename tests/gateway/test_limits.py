@@ -51,6 +51,16 @@ def test_durations_in_openais_spelling():
     assert limits.duration(0.0201) == "21ms"
     assert limits.duration(1.5) == "1.5s"
     assert limits.duration(360) == "6m0s"
+    assert limits.duration(97.1234) == "1m37.123s"  # to the millisecond
+    assert limits.duration(119.9999) == "2m0s"  # a rounded-up minute carries: never "1m60s"
+
+
+def test_an_admitted_calls_headers_are_those_of_its_windows():
+    rules = [limits.Rule("requests", 5, ""), limits.Rule("tokens", 900, ""), limits.Rule("requests", 2, "m"),
+             limits.Rule("tokens", 100, "m")]
+    for values, previous in (((3, 40, 1, 30), (0, 0, 0, 0)), ((1, 10, 1, 10), (4, 600, 1, 80)), ((0,) * 4, (0,) * 4)):
+        expected = limits.headers(limits.windows(rules, values, previous, NOW))
+        assert limits.admitted_headers(rules, values, previous, NOW) == expected
 
 
 def test_sliding_count_remaining_and_reset():
