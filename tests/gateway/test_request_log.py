@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+import time
 from decimal import Decimal
 
 import orjson
@@ -76,6 +78,40 @@ def test_write_logs_the_line_as_one_json_object(request_lines) -> None:
     entry = json.loads(message)
     assert entry["request_id"] == "req-1" and entry["key_prefix"] == "sk-studio-ab12"
     assert "key" not in entry and "secret" not in message
+
+
+def test_a_lines_record_formats_like_any_other_record_of_its_time(request_lines) -> None:
+    # A formatter of a deployment's own (plain text, with time, level, file and thread) gets
+    # every attribute a record made by the logger would carry.
+    before = time.time()
+    write(line())
+    [record] = request_lines
+    made = logging.getLogger("studio.requests").makeRecord("studio.requests", logging.INFO, record.pathname, 0,
+                                                            record.msg, None, None)
+    timed = ("created", "msecs", "relativeCreated", "message")  # (message: set by a handler's formatting)
+    assert {k: v for k, v in vars(record).items() if k not in timed} == \
+        {k: v for k, v in vars(made).items() if k not in timed}
+    assert before <= record.created <= made.created
+    assert abs((made.created - record.created) * 1000 - (made.relativeCreated - record.relativeCreated)) < 1
+    text = logging.Formatter("%(asctime)s %(levelname)s %(filename)s %(threadName)s %(message)s").format(record)
+    assert text.split(" ")[2:5] == ["INFO", "request_log.py", threading.current_thread().name]
+
+
+def test_a_record_factory_of_a_deployments_own_is_used(request_lines) -> None:
+    default = logging.getLogRecordFactory()
+
+    def tagged(*args, **kwargs) -> logging.LogRecord:
+        record = default(*args, **kwargs)
+        record.deployment = "eu-1"
+        return record
+
+    logging.setLogRecordFactory(tagged)
+    try:
+        write(line())
+    finally:
+        logging.setLogRecordFactory(default)
+    [record] = request_lines
+    assert record.deployment == "eu-1"
 
 
 def test_nothing_is_written_when_the_logger_is_off(request_lines) -> None:
