@@ -85,18 +85,19 @@ def _hold(budget: BudgetEntry, day: int) -> tuple[Hold, int]:
 # The last ``_hold`` lookups: a principal's budgets are the same objects until the snapshot
 # changes, which the comparison finds by identity first (the cache's own lookup hashes every
 # field of each budget); holding them keeps them the same objects.
-_last: list = [None, None]
+_last: tuple = (None, ())  # (key, holds), replaced whole: a thread sees the one or the other
 
 
 def checks(entries: list[BudgetEntry], reserve_nano: int, now: float) -> tuple[list[Check], list[Hold]]:
     day, need = int(now // DAY), max(reserve_nano, 1)
+    global _last
     found = (day, *entries)
     last = _last
     if last[0] == found:
         held = last[1]
     else:
-        held = [_hold(budget, day) for budget in entries]
-        last[0], last[1] = found, held
+        held = tuple(_hold(budget, day) for budget in entries)
+        _last = (found, held)
     return ([Check(hold.key, hold.budget.limit_nano, need, reserve_nano, hold.ttl, base) for hold, base in held],
             [hold for hold, _ in held])
 

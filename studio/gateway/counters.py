@@ -121,13 +121,16 @@ _memory = MemoryCounters()
 _redis: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, RedisCounters] = weakref.WeakKeyDictionary()
 
 
-_last: list = [None, None]  # the event loop of the last ``get`` and its client
+# The event loop of the last ``get`` and its client, replaced whole (a thread sees the one or
+# the other pair).
+_last: tuple = (None, None)
 
 
 def get() -> Counters:
     """This process's counters: Redis (one client per event loop) when configured, else memory."""
     if not settings.REDIS_URL:
         return _memory
+    global _last
     loop = asyncio.get_running_loop()
     last = _last
     if last[0] is loop:
@@ -135,7 +138,7 @@ def get() -> Counters:
     found = _redis.get(loop)
     if found is None:
         found = _redis[loop] = RedisCounters(settings.REDIS_URL, settings.STUDIO_COUNTER_PREFIX)
-    last[0], last[1] = loop, found
+    _last = (loop, found)
     return found
 
 

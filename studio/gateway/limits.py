@@ -77,20 +77,21 @@ def _counters(entries: tuple[tuple[str, LimitEntry], ...], key_id: int,
 # The last lookup of ``_counters``: a key's entries are the same objects until the snapshot
 # changes, which the comparison finds by identity first (the cache's own lookup hashes every
 # field of each entry); holding them keeps them the same objects.
-_last: list = [None, None]
+_last: tuple = (None, ())  # (key, counters), replaced whole: a thread sees the one or the other
 
 
 def plan(entries: list[tuple[str, LimitEntry]], key_id: int, *, requests: int, tokens: int, images: int,
          now: float) -> Plan:
     minute = int(now // MINUTE)
     weight = 1 - (now - minute * MINUTE) / MINUTE  # the share of the previous minute still counted
+    global _last
     found = (key_id, minute, *entries)
     last = _last
     if last[0] == found:
         counters = last[1]
     else:
         counters = _counters(tuple(entries), key_id, minute)
-        last[0], last[1] = found, counters
+        _last = (found, counters)
     checks: list[Check] = []
     rules: list[Rule] = []
     token_keys: list[str] = []

@@ -78,6 +78,8 @@ def _record(message: str) -> logging.LogRecord:
     where = (threading.get_ident(), os.getpid())
     found = _bases.get(where)
     if found is None:
+        if len(_bases) >= 256:  # threads come and go (an ident may even come back under another name)
+            _bases.clear()
         first = logging.LogRecord(logger.name, logging.INFO, __file__, 0, "", None, None)
         found = _bases[where] = (dict(vars(first)), first.created - first.relativeCreated / 1000)
     base, started = found
