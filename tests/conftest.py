@@ -138,12 +138,13 @@ def count_queries(monkeypatch):
     """Count SQL statements from every thread (Django's own helper sees one connection only)."""
     from django.db.backends import utils
 
-    counter = {"n": 0, "sql": []}
+    counter = {"n": 0, "sql": [], "params": []}
     original = utils.CursorWrapper._execute_with_wrappers
 
     def counting(self, sql, params, many, executor):
         counter["n"] += 1
         counter["sql"].append(sql)
+        counter["params"].append(params)
         return original(self, sql, params, many, executor)
 
     monkeypatch.setattr(utils.CursorWrapper, "_execute_with_wrappers", counting)

@@ -16,7 +16,9 @@ FAILED = models.Q(status_code__gte=400) & ~models.Q(status_code=CLIENT_CLOSED)  
 class UsageRecord(models.Model):
     api_key = models.ForeignKey(ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage")
+    # Indexed with the time below (a team budget sums its period's records by both).
+    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage",
+                             db_index=False)
     model_id = models.CharField(max_length=120)
     upstream = models.ForeignKey(Upstream, on_delete=models.SET_NULL, null=True, blank=True)
     route = models.CharField(max_length=60)
@@ -34,4 +36,5 @@ class UsageRecord(models.Model):
 
     class Meta:
         ordering = ["-created"]
-        indexes = [models.Index(fields=["api_key", "-created"]), models.Index(fields=["user", "-created"], name="usage_user_created")]
+        indexes = [models.Index(fields=["api_key", "-created"]), models.Index(fields=["user", "-created"], name="usage_user_created"),
+                   models.Index(fields=["team", "-created"], name="usage_team_created")]

@@ -34,7 +34,19 @@ def sums(count_queries) -> list[str]:
     return [sql for sql in count_queries["sql"] if "SUM(" in sql and "studio_usagerecord" in sql]
 
 
-def test_a_reload_counts_new_records_without_summing_the_old_ones_again(alice, at_now, count_queries):
+def sum_params(count_queries) -> list[str]:
+    """The parameters of each sum, as text (dates as the database was sent them)."""
+    return [" ".join(map(str, params)) for sql, params in zip(count_queries["sql"], count_queries["params"], strict=True)
+            if "SUM(" in sql and "studio_usagerecord" in sql]
+
+
+def later(monkeypatch, seconds: float) -> None:
+    moment = NOW + timedelta(seconds=seconds)
+    monkeypatch.setattr(clock, "now", lambda: moment.timestamp())
+
+
+def test_a_reload_reads_no_records_until_the_refresh_then_only_the_records_since_the_cut(
+        alice, at_now, monkeypatch, count_queries):
     budget = Budget.objects.create(user=alice.user, limit_usd=Decimal(100), period="month")
     used(alice, "1.5", NOW - timedelta(days=10))
     used(alice, "0.25", NOW - timedelta(minutes=1))
@@ -43,26 +55,56 @@ def test_a_reload_counts_new_records_without_summing_the_old_ones_again(alice, a
 
     used(alice, "2", NOW - timedelta(seconds=5))
     count_queries["sql"].clear()
+    assert base_of(budget) == 1_750_000_000  # a reload within the refresh: no sum at all
+    assert sums(count_queries) == []
+
+    later(monkeypatch, settled_spend.REFRESH / 2)  # the cut has not moved yet...
+    assert base_of(budget) == 1_750_000_000
+    later(monkeypatch, settled_spend.REFRESH)  # ...and it moves on the next grid line
+    count_queries["sql"].clear()
     assert base_of(budget) == 3_750_000_000
-    reload_sums = sums(count_queries)
-    assert len(reload_sums) == 1 and '"created" <' not in reload_sums[0]  # the records since the cut only
+    assert len(sums(count_queries)) == 2  # the step the cut moved, and the records since the cut
 
     # A record older than the cut, appearing behind the gateway's back, is not read again...
     UsageRecord.objects.filter(cost_usd=Decimal("1.5")).update(cost_usd=Decimal("3.5"))
+    later(monkeypatch, 2 * settled_spend.REFRESH)
     assert base_of(budget) == 3_750_000_000
     # ...until a change to the gateway's rows makes every process start over.
     snapshot.invalidate()
     assert base_of(budget) == 5_750_000_000
 
 
-def test_the_remembered_part_moves_on_with_the_cut(alice, at_now, monkeypatch):
+def test_the_remembered_part_moves_on_with_the_cut_by_its_steps_only(alice, at_now, monkeypatch, count_queries):
     budget = Budget.objects.create(user=alice.user, limit_usd=Decimal(100), period="month")
-    used(alice, "1", NOW - timedelta(minutes=20))
-    assert base_of(budget) == 1_000_000_000
-    used(alice, "2", NOW - timedelta(minutes=1))
-    later = NOW + timedelta(seconds=2 * settled_spend.SETTLED_STEP)
-    monkeypatch.setattr(clock, "now", lambda: later.timestamp())
+    used(alice, "1", NOW - timedelta(days=3))
+    used(alice, "4", NOW - timedelta(minutes=1))
+    assert base_of(budget) == 5_000_000_000
+    used(alice, "2", NOW + timedelta(seconds=30))
+    count_queries["sql"].clear()
+    count_queries["params"].clear()
+    later(monkeypatch, settled_spend.SETTLED_AFTER + 3 * settled_spend.REFRESH)  # every record is settled now
+    assert base_of(budget) == 7_000_000_000
+    step, since = sums(count_queries)
+    assert '"created" <' in step and '"created" >=' in step  # the step, bounded on both sides...
+    step_params, _ = sum_params(count_queries)
+    assert "2026-11-01" not in step_params  # ...from the last cut, not from the period's start
+    assert '"created" <' not in since
+    count_queries["sql"].clear()
+    later(monkeypatch, settled_spend.SETTLED_AFTER + 4 * settled_spend.REFRESH)
+    assert base_of(budget) == 7_000_000_000
+    assert all('"created" >=' in sql for sql in sums(count_queries))  # never the whole period again
+
+
+def test_a_period_that_starts_anew_is_summed_from_its_own_start(alice, monkeypatch):
+    end_of_day = datetime(2026, 11, 20, 23, 59, tzinfo=UTC)
+    monkeypatch.setattr(clock, "now", lambda: end_of_day.timestamp())
+    budget = Budget.objects.create(user=alice.user, limit_usd=Decimal(10), period="day")
+    used(alice, "3", end_of_day - timedelta(hours=1))
     assert base_of(budget) == 3_000_000_000
+    next_day = end_of_day + timedelta(minutes=2)
+    used(alice, "0.5", next_day - timedelta(seconds=30))
+    monkeypatch.setattr(clock, "now", lambda: next_day.timestamp())
+    assert base_of(budget) == 500_000_000
 
 
 def test_a_young_period_is_summed_whole_every_time(alice, monkeypatch, count_queries):
