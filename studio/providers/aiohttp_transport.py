@@ -21,14 +21,20 @@ import httpx
 from aiohttp import ClientSession, ClientTimeout
 from httpx_aiohttp import transport as library
 
+from studio.providers.bodies import WholeBodyStream
+
 HTTP_11 = b"HTTP/1.1"
 
 
-class ArrivingStream(library.AiohttpResponseStream):
-    """An answer's body in the pieces aiohttp received it (no re-slicing, no copy)."""
+class ArrivingStream(library.AiohttpResponseStream, WholeBodyStream):
+    """An answer's body in the pieces aiohttp received it (no re-slicing, no copy), or whole."""
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         return _Arriving(self._aiohttp_response.content.iter_any())
+
+    async def read_whole(self) -> bytes:
+        with library.map_aiohttp_exceptions():
+            return await self._aiohttp_response.content.read()
 
 
 class _Arriving:

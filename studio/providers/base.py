@@ -22,6 +22,7 @@ import orjson
 from studio.core import request_id
 from studio.core.entries import UpstreamEntry
 from studio.core.errors import GatewayError, UpstreamTimeout, UpstreamUnavailable, from_upstream_status
+from studio.providers.bodies import read_answer
 from studio.providers.contracts import Capability
 from studio.providers.deadlines import Deadlines, DeadlineStream
 from studio.providers.http import UpstreamClient, get_client
@@ -153,11 +154,11 @@ class Provider:
             content = orjson.dumps(json)
             headers = {"content-type": "application/json", **(headers or {})}
         with map_transport_errors(self.upstream.name):
-            response = await self._send(method, path, content, params, headers)
+            sent = await self._send(method, path, content, params, headers)
             try:
-                await response.aread()
+                response = await read_answer(sent)
             finally:
-                await response.aclose()
+                await sent.aclose()
         if response.status_code >= 400:
             raise self.error_from_answer(response, response.content)
         return response

@@ -16,6 +16,7 @@ import httpx
 from django.conf import settings
 
 from studio.core.errors import UpstreamTimeout
+from studio.providers.bodies import WholeBodyStream
 from studio.providers.contracts import Capability
 
 FAMILY_OF = {Capability.TEXT: "text", Capability.IMAGES: "images", Capability.NATIVE_IMAGE: "images",
@@ -33,7 +34,7 @@ def deadlines_for(capability: Capability) -> Deadlines:
     return Deadlines(**settings.STUDIO_UPSTREAM_DEADLINES[FAMILY_OF[capability]])
 
 
-class DeadlineStream(httpx.AsyncByteStream):
+class DeadlineStream(WholeBodyStream):
     """An answer's body whose every read ends by ``deadline`` (the event loop's clock)."""
 
     def __init__(self, inner: httpx.AsyncByteStream, deadline: float, expired: Callable[[], UpstreamTimeout]) -> None:
@@ -43,6 +44,18 @@ class DeadlineStream(httpx.AsyncByteStream):
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         return _Bounded(aiter(self.inner), self.deadline, self.expired)
+
+    async def read_whole(self) -> bytes:
+        """The whole body by the deadline: in one read where the inner stream can."""
+        if asyncio.get_running_loop().time() >= self.deadline:
+            raise self.expired()
+        try:
+            async with asyncio.timeout_at(self.deadline):
+                if isinstance(self.inner, WholeBodyStream):
+                    return await self.inner.read_whole()
+                return b"".join([chunk async for chunk in self.inner])
+        except TimeoutError:
+            raise self.expired() from None
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -1,0 +1,97 @@
+"""Buffered answers are read whole in one step where the stream can, decoded as httpx decodes,
+and still bounded by the overall deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+
+import httpx
+import pytest
+
+from studio.core.errors import UpstreamTimeout
+from studio.providers.aiohttp_transport import AiohttpTransport
+from studio.providers.bodies import WholeBodyStream, read_answer
+from studio.providers.deadlines import DeadlineStream
+
+
+class Whole(WholeBodyStream):
+    """A body that can only be read whole (iterating it fails the test)."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body, self.reads = body, 0
+
+    def __aiter__(self):
+        raise AssertionError("a whole body was read chunk by chunk")
+
+    async def read_whole(self) -> bytes:
+        self.reads += 1
+        return self.body
+
+
+async def test_a_whole_body_is_read_in_one_step_and_reads_like_any_answer():
+    stream = Whole(b'{"id":"chat-1","choices":[]}')
+    response = await read_answer(httpx.Response(200, headers={"content-type": "application/json"}, stream=stream))
+    assert stream.reads == 1
+    assert response.content == b'{"id":"chat-1","choices":[]}' and response.json() == {"id": "chat-1", "choices": []}
+    assert response.text.startswith('{"id"') and response.status_code == 200
+
+
+async def test_an_encoded_whole_body_is_decoded():
+    stream = Whole(gzip.compress(b'{"ok":true}'))
+    response = await read_answer(httpx.Response(200, headers={"content-encoding": "gzip"}, stream=stream))
+    assert response.json() == {"ok": True}
+
+
+async def test_any_other_stream_is_read_as_httpx_reads_it():
+    response = await read_answer(httpx.Response(200, stream=httpx.ByteStream(b"plain")))
+    assert response.content == b"plain"
+
+
+@contextlib.asynccontextmanager
+async def vendor(drip: float, pieces: int):
+    """A loopback vendor answering ``pieces`` chunks of ``x``, ``drip`` seconds apart."""
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n")
+        with contextlib.suppress(ConnectionError):
+            for _ in range(pieces):
+                writer.write(b"1\r\nx\r\n")
+                await writer.drain()
+                await asyncio.sleep(drip)
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
+    finally:
+        server.close()
+
+
+async def bounded(url: str, total: float) -> tuple[httpx.Response, httpx.Response]:
+    transport = AiohttpTransport()
+    sent = await transport.send("POST", url, content=b"{}", headers={}, timeout=httpx.Timeout(5.0))
+    loop = asyncio.get_running_loop()
+    sent.stream = DeadlineStream(sent.stream, loop.time() + total,
+                                 lambda: UpstreamTimeout("too slow", details={"timeout": "total"}))
+    try:
+        return sent, await read_answer(sent)
+    finally:
+        await sent.aclose()
+        await transport.aclose()
+
+
+async def test_a_body_sent_in_pieces_is_read_whole_from_the_network():
+    async with vendor(drip=0.01, pieces=5) as url:
+        sent, response = await bounded(url, total=5)
+    assert response.content == b"xxxxx" and response.headers["content-type"] == "text/plain"
+
+
+async def test_a_whole_read_past_the_overall_deadline_is_a_timeout():
+    async with vendor(drip=0.2, pieces=20) as url:
+        with pytest.raises(UpstreamTimeout) as caught:
+            await bounded(url, total=0.5)
+    assert caught.value.details["timeout"] == "total"
