@@ -14,6 +14,9 @@ from studio.core.errors import UpstreamTimeout
 from studio.providers.aiohttp_transport import AiohttpTransport
 from studio.providers.bodies import WholeBodyStream, read_answer
 from studio.providers.deadlines import DeadlineStream
+from tests.providers.test_aiohttp_transport import vendor
+
+PATH = "/v1/chat/completions"
 
 
 class Whole(WholeBodyStream):
@@ -49,11 +52,9 @@ async def test_any_other_stream_is_read_as_httpx_reads_it():
     assert response.content == b"plain"
 
 
-@contextlib.asynccontextmanager
-async def vendor(drip: float, pieces: int):
-    """A loopback vendor answering ``pieces`` chunks of ``x``, ``drip`` seconds apart."""
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.readuntil(b"\r\n\r\n")
+def dripping(drip: float, pieces: int):
+    """A vendor's answer of ``pieces`` chunks of ``x``, ``drip`` seconds apart."""
+    async def answer(writer: asyncio.StreamWriter) -> None:
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n")
         with contextlib.suppress(ConnectionError):
             for _ in range(pieces):
@@ -62,13 +63,8 @@ async def vendor(drip: float, pieces: int):
                 await asyncio.sleep(drip)
             writer.write(b"0\r\n\r\n")
             await writer.drain()
-            writer.close()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    try:
-        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
-    finally:
-        server.close()
+    return answer
 
 
 async def bounded(url: str, total: float) -> tuple[httpx.Response, httpx.Response]:
@@ -85,13 +81,13 @@ async def bounded(url: str, total: float) -> tuple[httpx.Response, httpx.Respons
 
 
 async def test_a_body_sent_in_pieces_is_read_whole_from_the_network():
-    async with vendor(drip=0.01, pieces=5) as url:
-        sent, response = await bounded(url, total=5)
+    async with vendor(dripping(drip=0.01, pieces=5)) as base:
+        sent, response = await bounded(base + PATH, total=5)
     assert response.content == b"xxxxx" and response.headers["content-type"] == "text/plain"
 
 
 async def test_a_whole_read_past_the_overall_deadline_is_a_timeout():
-    async with vendor(drip=0.2, pieces=20) as url:
+    async with vendor(dripping(drip=0.2, pieces=20)) as base:
         with pytest.raises(UpstreamTimeout) as caught:
-            await bounded(url, total=0.5)
+            await bounded(base + PATH, total=0.5)
     assert caught.value.details["timeout"] == "total"
