@@ -67,14 +67,14 @@ def dripping(drip: float, pieces: int):
     return answer
 
 
-async def bounded(url: str, total: float) -> tuple[httpx.Response, httpx.Response]:
+async def bounded(url: str, total: float) -> httpx.Response:
     transport = AiohttpTransport()
     sent = await transport.send("POST", url, content=b"{}", headers={}, timeout=httpx.Timeout(5.0))
     loop = asyncio.get_running_loop()
     sent.stream = DeadlineStream(sent.stream, loop.time() + total,
                                  lambda: UpstreamTimeout("too slow", details={"timeout": "total"}))
     try:
-        return sent, await read_answer(sent)
+        return await read_answer(sent)
     finally:
         await sent.aclose()
         await transport.aclose()
@@ -82,7 +82,7 @@ async def bounded(url: str, total: float) -> tuple[httpx.Response, httpx.Respons
 
 async def test_a_body_sent_in_pieces_is_read_whole_from_the_network():
     async with vendor(dripping(drip=0.01, pieces=5)) as base:
-        sent, response = await bounded(base + PATH, total=5)
+        response = await bounded(base + PATH, total=5)
     assert response.content == b"xxxxx" and response.headers["content-type"] == "text/plain"
 
 
