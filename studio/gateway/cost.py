@@ -24,10 +24,16 @@ class Usage:
     output_tokens: int = 0
     cached_tokens: int = 0  # of the input tokens, those read from the vendor's cache
     images: list[tuple[str, str]] = field(default_factory=list)  # (size, quality) per image made
+    token_images: int = 0  # images made that the vendor bills as output tokens (priced by those)
     video_seconds: float = 0.0
     video_resolution: str = ""
     video_audio: bool = False
     requests: int = 1
+
+    @property
+    def image_count(self) -> int:
+        """Every image made: those priced per image and those billed as tokens."""
+        return len(self.images) + self.token_images
 
 
 def image_price(price: PriceEntry, size: str, quality: str) -> Decimal | None:

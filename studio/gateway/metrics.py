@@ -94,8 +94,8 @@ def used(model: str, usage: Usage) -> None:
         TOKENS(model, "output").inc(usage.output_tokens)
     if usage.cached_tokens:
         TOKENS(model, "cached").inc(usage.cached_tokens)
-    if usage.images:
-        IMAGES(model).inc(len(usage.images))
+    if images := usage.image_count:
+        IMAGES(model).inc(images)
     if usage.video_seconds:
         VIDEO_SECONDS(model).inc(usage.video_seconds)
 

@@ -50,7 +50,7 @@ class RequestLine:
             "model": self.model or None, "upstream": self.upstream or None, "status": self.status,
             "latency_ms": round(self.latency_ms, 1), "first_byte_ms": round(self.first_byte_ms, 1),
             "input_tokens": usage.input_tokens if usage else 0, "output_tokens": usage.output_tokens if usage else 0,
-            "images": len(usage.images) if usage else 0,
+            "images": usage.image_count if usage else 0,
             "cost_usd": display(self.cost_usd) if self.cost_usd is not None else None,
         }
         if self.prompt is not None:

@@ -193,3 +193,21 @@ async def test_an_upstream_failure_its_retry_and_the_failover_are_counted(client
         assert [a - b for a, b in zip(after, before, strict=True)] == [1, 1, 1]
     finally:
         down.unmount()
+
+
+@pytest.mark.parametrize(("model", "stream"), [("delta-3.1-flash-image", False), ("delta-3-pro-image", True)])
+async def test_a_native_image_is_logged_and_counted_as_an_image_made(client, alice, request_lines, model, stream):
+    """Native images are billed as tokens, yet each one made is still an image in the log and the
+    metrics; a model's interim (thought) images are not counted."""
+    before = sample("studio_images_total", model=model)
+    body = {"contents": [{"role": "user", "parts": [{"text": "a lighthouse at dusk"}]}]}
+    method = "streamGenerateContent" if stream else "generateContent"
+    response = await client.post(f"/v1/models/{model}:{method}", json=body,
+                                 headers={"x-delta-api-key": alice.secret})
+    assert response.status_code == 200
+    if stream:
+        assert '"thought":true' in response.text.replace(" ", "")  # the model showed interim images too
+    line = request_lines[-1]
+    assert (line["family"], line["model"], line["images"]) == ("native", model, 1)
+    assert line["output_tokens"] > 0
+    assert sample("studio_images_total", model=model) == before + 1

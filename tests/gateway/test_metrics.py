@@ -38,11 +38,12 @@ def test_a_request_is_counted_by_family_model_upstream_and_status(model) -> None
 def test_usage_adds_tokens_by_kind_images_and_video_seconds(model) -> None:
     metrics.used(model, Usage(input_tokens=100, output_tokens=20, cached_tokens=60))
     metrics.used(model, Usage(input_tokens=5, images=[("1K", "auto"), ("1K", "auto")]))
+    metrics.used(model, Usage(output_tokens=1290, token_images=1))  # a native image, billed as tokens
     metrics.used(model, Usage(video_seconds=5.0))
     assert sample("studio_tokens_total", model=model, kind="input") == 105
-    assert sample("studio_tokens_total", model=model, kind="output") == 20
+    assert sample("studio_tokens_total", model=model, kind="output") == 1310
     assert sample("studio_tokens_total", model=model, kind="cached") == 60
-    assert sample("studio_images_total", model=model) == 2
+    assert sample("studio_images_total", model=model) == 3
     assert sample("studio_video_seconds_total", model=model) == 5.0
 
 

@@ -47,6 +47,7 @@ class NativeRecord(recording.TimedRecord):
     submitted: bool = False
     ticket: Ticket | None = None
     cost_usd: Decimal = ZERO
+    merged: NativeResult | None = field(default=None, repr=False, compare=False)  # ``result()``, once made
 
     @classmethod
     def start(cls, principal: Principal, model_id: str, route: str, body: dict[str, Any], *, stream: bool) -> NativeRecord:
@@ -56,8 +57,11 @@ class NativeRecord(recording.TimedRecord):
         self.frames.append(frame)
 
     def counted(self) -> Usage:
-        """Tokens from the answer's ``usageMetadata`` (native images are billed as tokens)."""
-        return billed(usage_from_frames(self.frames))
+        """Tokens from the answer's ``usageMetadata`` (native images are billed as tokens), and
+        the images made, counted as the generation's record counts them."""
+        usage = billed(usage_from_frames(self.frames))
+        usage.token_images = len(self.result().final_images())
+        return usage
 
     def charge(self) -> None:
         if self.ticket is not None:
@@ -66,9 +70,11 @@ class NativeRecord(recording.TimedRecord):
     def pending_bytes(self) -> int:
         return sum(len(frame) for frame in self.frames)
 
-    # -- persisted in the recorder's worker thread -------------------------------------------------
     def result(self) -> NativeResult:
-        """The answer merged from every frame; images stay inside their frames until decoded."""
+        """The answer merged from every frame (once: charging counts its images, the recorder
+        stores them); images stay inside their frames until decoded."""
+        if self.merged is not None:
+            return self.merged
         result = NativeResult()
         for frame in self.frames:
             try:
@@ -77,14 +83,16 @@ class NativeRecord(recording.TimedRecord):
                 continue
             if isinstance(chunk, dict):
                 result.add(chunk)
+        self.merged = result
         return result
 
+    # -- persisted in the recorder's worker thread -------------------------------------------------
     def persist(self) -> None:
         from studio.gateway.media.storage import store_bytes
         from studio.models import Generation, GenerationStatus, UsageRecord
 
         result = self.result()
-        self.frames = []  # release the frame bytes early
+        self.frames = []  # the images live on in ``result`` (a retried write finds them there)
         finals = result.final_images()
         if self.error is not None:
             status = GenerationStatus.FAILED

@@ -279,3 +279,29 @@ async def test_v1beta_and_key_query_and_models_answer_like_the_native_api(client
     assert len(paged["models"]) == 1 and paged["nextPageToken"]
     unknown = await client.get("/v1beta/nothing-here", headers={"x-goog-api-key": alice.secret})
     assert unknown.status_code == 404 and unknown.json()["error"]["status"] == "NOT_FOUND"
+
+
+async def test_a_generation_whose_first_write_fails_keeps_its_image_for_the_retry(client, alice, settings, monkeypatch):
+    """Storage that fails once (the record is tried again) still ends with the image stored and
+    the generation succeeded, not recorded as if no image had come."""
+    from studio.gateway.media import storage
+    from studio.models import Asset, Generation
+
+    settings.STUDIO_RECORDER_RETRY_DELAYS = (0.01, 0.01)
+    real, calls = storage.store_bytes, []
+
+    def store_once_failing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError("storage unavailable")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage, "store_bytes", store_once_failing)
+    response = await client.post(URL.format(model="delta-3.1-flash-lite-image"), json=text_body("a blue teapot"),
+                                 headers={"x-delta-api-key": alice.secret})
+    assert response.status_code == 200
+    await recording.drain()
+    assert len(calls) == 2
+    generation = await Generation.objects.aget(user=alice.user)
+    assert generation.status == "succeeded"
+    assert await Asset.objects.filter(generation=generation).acount() == 1
