@@ -92,7 +92,6 @@ class NativeRecord(recording.TimedRecord):
         from studio.models import Generation, GenerationStatus, UsageRecord
 
         result = self.result()
-        self.frames = []  # the images live on in ``result`` (a retried write finds them there)
         finals = result.final_images()
         if self.error is not None:
             status = GenerationStatus.FAILED
@@ -139,6 +138,12 @@ class NativeRecord(recording.TimedRecord):
             )])
             if principal.key_id is not None:
                 recording.touch_keys({principal.key_id})
+            # The frames (and the images inside them) are let go once written for good; a write
+            # that fails is tried again with them.
+            transaction.on_commit(self.release)
+
+    def release(self) -> None:
+        self.frames, self.merged = [], None
 
     def parameters(self) -> dict[str, Any]:
         params = {k: v for k, v in self.body.items() if k != "contents"}

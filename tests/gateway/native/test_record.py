@@ -76,8 +76,9 @@ def test_persist_success_stores_outputs_inputs_and_usage(alice):
     rec.add_frame(frame({"inlineData": {"mimeType": "image/png", "data": b64(output)}}, finish="STOP",
                         usage={"promptTokenCount": 10, "candidatesTokenCount": 1290, "totalTokenCount": 1300}))
     rec.first_byte_ms, rec.duration_ms = 12, 340
+    assert rec.counted().token_images == 1  # charged first, as a call is: the thought image is not one made
     rec.persist()
-    assert rec.frames == []  # the frame bytes are released
+    assert rec.frames == [] and rec.merged is None  # the frame bytes are released
     generation = Generation.objects.get(id=rec.generation_id)
     assert (generation.status, generation.finish_reason, generation.prompt) == ("succeeded", "STOP", "a lamp")
     assert (generation.first_byte_ms, generation.duration_ms) == (12, 340)
@@ -167,3 +168,18 @@ def test_the_cost_joins_the_usage_and_the_frame_stays_json(usage, kind):
     parsed = orjson.loads(priced)
     assert parsed["usageMetadata"] == {"costUsd": 0.0774045, **usage}
     assert billed(usage_from_frames([priced])) == billed(usage)
+
+
+def test_a_write_rolled_back_keeps_the_frames_for_the_next_try(alice):
+    from django.db import transaction
+
+    rec = record(alice, BODY)
+    rec.add_frame(frame({"inlineData": {"mimeType": "image/png", "data": b64(png())}}, finish="STOP"))
+    with pytest.raises(RuntimeError), transaction.atomic():
+        rec.persist()
+        raise RuntimeError("the commit failed")
+    assert rec.pending_bytes() > 0 and not Generation.objects.filter(id=rec.generation_id).exists()
+    rec.persist()
+    assert Generation.objects.get(id=rec.generation_id).status == "succeeded"
+    assert Asset.objects.filter(generation_id=rec.generation_id).count() == 1
+    assert rec.frames == [] and rec.merged is None
