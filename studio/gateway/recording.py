@@ -139,6 +139,7 @@ class Recorder:
                 if self.pending == 0:
                     self.idle.set()
                 recorder_metrics.pending(sum(recorder.pending for recorder in _recorders.values()))
+                batch = failed = []  # while it waits for the next record, the recorder holds none
 
     def _retry(self, record: Record, attempt: int) -> None:
         delays = settings.STUDIO_RECORDER_RETRY_DELAYS

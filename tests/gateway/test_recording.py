@@ -246,3 +246,17 @@ def test_insert_rows_converts_values_of_other_types_as_the_fields_do(alice):
     for record in (converted, plain):
         assert (record.user_id, record.input_tokens, record.output_tokens, record.video_seconds, record.cost_usd,
                 record.latency_ms) == (alice.user.id, 7, 2, 3.0, Decimal("0.5"), 1)
+
+
+async def test_a_written_record_is_not_held_while_the_recorder_waits(stats):
+    """A record (and any media it holds) is let go once written, not kept until the next one comes."""
+    import gc
+    import weakref
+
+    record = Flaky(failures=0)
+    recording.submit(record)
+    await recording.drain()
+    written = weakref.ref(record)
+    del record
+    gc.collect()
+    assert written() is None
