@@ -21,7 +21,7 @@ from studio.gateway import admission, recording, routing, snapshot
 from studio.gateway.auth import resolve_model
 from studio.gateway.cost import Usage
 from studio.gateway.native import rules as native_rules
-from studio.gateway.native.record import NativeRecord, billed, final_usage_at, usage_from_frames, with_cost
+from studio.gateway.native.record import NativeRecord, billed, final_usage_at, usage_in, with_cost
 from studio.gateway.native.version import name_platform_model
 from studio.gateway.text_checks import refuse_nul
 from studio.providers.contracts import Capability
@@ -117,7 +117,7 @@ async def stream(call: NativeCall) -> AsyncIterator[bytes | bytearray]:
                 # The final frame carries the call's cost (``costUsd``, US dollars) in its usage, as a
                 # buffered answer's header does: the format lets usageMetadata grow fields (spec:
                 # "other fields may appear") and the official SDK ignores the ones it does not know.
-                quote = ticket.quote(billed(usage_from_frames([frame])), call.record.upstream_id)
+                quote = ticket.quote(billed(usage_in(frame)), call.record.upstream_id)
                 frame = with_cost(frame, at, quote)
             call.record.add_frame(frame)
             yield frame

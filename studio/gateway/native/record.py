@@ -59,9 +59,8 @@ class NativeRecord(recording.TimedRecord):
     def counted(self) -> Usage:
         """Tokens from the answer's ``usageMetadata`` (native images are billed as tokens), and
         the images made, counted as the generation's record counts them."""
-        usage = billed(usage_from_frames(self.frames))
-        usage.token_images = len(self.result().final_images())
-        return usage
+        result = self.result()
+        return billed(result.usage, images=len(result.final_images()))
 
     def charge(self) -> None:
         if self.ticket is not None:
@@ -203,39 +202,34 @@ class NativeRecord(recording.TimedRecord):
 _USAGE_KEY = re.compile(rb'"usageMetadata"\s*:\s*\{')
 _FINISH_KEY = b'"finishReason"'
 USAGE_TAIL = 16 * 1024
-USAGE_FRAMES = 3
 
 
-def usage_from_frames(frames: list[bytes]) -> dict[str, Any]:
-    """The last ``usageMetadata`` of an answer, read from the tail of its last frames only:
-    a 20 MB image frame is not parsed on the response path to learn its token counts."""
-    decoder = json.JSONDecoder()
-    for frame in reversed(frames[-USAGE_FRAMES:]):
-        tail = bytes(memoryview(frame)[max(len(frame) - USAGE_TAIL, 0):])
-        matches = list(_USAGE_KEY.finditer(tail))
-        if not matches:
-            continue
-        found = matches[-1]
-        text = tail[found.end() - 1:].decode("utf-8", "replace")
-        try:
-            value, _ = decoder.raw_decode(text)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    return {}
+def usage_in(frame: bytes | bytearray) -> dict[str, Any]:
+    """The ``usageMetadata`` of a stream's final frame, read from the frame's tail only: a 20 MB
+    image frame is not parsed on the response path to learn its token counts."""
+    tail = bytes(memoryview(frame)[max(len(frame) - USAGE_TAIL, 0):])
+    matches = list(_USAGE_KEY.finditer(tail))
+    if not matches:
+        return {}
+    try:
+        value, _ = json.JSONDecoder().raw_decode(tail[matches[-1].end() - 1:].decode("utf-8", "replace"))
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
-def billed(usage: dict[str, Any]) -> Usage:
-    """What a ``usageMetadata`` object bills: prompt, output (everything past the prompt) and cached tokens."""
+def billed(usage: dict[str, Any], images: int = 0) -> Usage:
+    """What a ``usageMetadata`` object bills: prompt, output (everything past the prompt) and cached
+    tokens; ``images`` made are billed within the output tokens."""
     prompt, output, _ = usage_counts(usage)
-    return Usage(input_tokens=prompt, output_tokens=output, cached_tokens=int(usage.get("cachedContentTokenCount") or 0))
+    return Usage(input_tokens=prompt, output_tokens=output, cached_tokens=int(usage.get("cachedContentTokenCount") or 0),
+                 token_images=images)
 
 
 def final_usage_at(frame: bytes | bytearray) -> int | None:
     """In a stream's final frame (the one whose candidate has its ``finishReason``), the offset
     just inside its ``usageMetadata`` object; None for any other frame. Only the frame's tail is
-    searched, as in ``usage_from_frames``."""
+    searched, as in ``usage_in``."""
     start = max(len(frame) - USAGE_TAIL, 0)
     if frame.find(_FINISH_KEY, start) < 0:
         return None

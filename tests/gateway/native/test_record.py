@@ -160,14 +160,14 @@ def test_only_the_final_frame_has_a_place_for_the_cost():
 def test_the_cost_joins_the_usage_and_the_frame_stays_json(usage, kind):
     from decimal import Decimal
 
-    from studio.gateway.native.record import billed, final_usage_at, usage_from_frames, with_cost
+    from studio.gateway.native.record import billed, final_usage_at, usage_in, with_cost
 
     frame = kind(final_frame(usage, image=b"x" * 40_000))  # the usage sits past a big image
     priced = with_cost(frame, final_usage_at(frame), Decimal("0.0774045"))
     assert (priced is frame) == (kind is bytearray)  # a big frame is not copied
     parsed = orjson.loads(priced)
     assert parsed["usageMetadata"] == {"costUsd": 0.0774045, **usage}
-    assert billed(usage_from_frames([priced])) == billed(usage)
+    assert billed(usage_in(priced)) == billed(usage)
 
 
 def test_a_write_rolled_back_keeps_the_frames_for_the_next_try(alice):
