@@ -3,9 +3,11 @@
 Each change is an outbox row (``WebhookDelivery``) written in the same transaction as the change
 itself; the process that made the change tries it at once, and the worker's
 ``deliver_due_webhooks`` job picks up whatever is left (retries, or rows of a process that died).
-A row is leased before it is sent and marked delivered right after the client's 2xx, so a change
-is delivered once even with several workers, one of them killed at any moment. Deliveries of one
-task go in order: a row waits while an earlier change of its task is undelivered.
+A row is leased before it is sent and marked delivered right after the client's 2xx, so with several
+workers a change is sent by one at a time and, once acknowledged, never again. Delivery is at least
+once: a process killed between the client's 2xx and the mark leaves the row to be sent again when its
+lease ends, with the same ``X-Studio-Delivery``. Deliveries of one task go in order: a row waits while
+an earlier change of its task is undelivered.
 
 The body is the task record in the client's protocol; ``X-Studio-Signature`` carries
 ``sha256=<HMAC-SHA256 of the body>`` keyed with the API key's webhook secret, and
