@@ -14,9 +14,13 @@ FAILED = models.Q(status_code__gte=400) & ~models.Q(status_code=CLIENT_CLOSED)  
 
 
 class UsageRecord(models.Model):
-    api_key = models.ForeignKey(ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    # Indexed with the time below (a team budget sums its period's records by both).
+    # The key, the user and the team are each indexed with the time (see ``Meta.indexes``): a budget
+    # sums its period's records by both, and that index serves a lookup by the owner alone too, so a
+    # separate one would only be written for every row and never read.
+    api_key = models.ForeignKey(ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage",
+                                db_index=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                             db_index=False)
     team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage",
                              db_index=False)
     model_id = models.CharField(max_length=120)
