@@ -18,7 +18,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from api.middleware import AsyncMiddleware
-from studio.core import request_id
+from studio.core import request_id, streams
 from studio.gateway import admission, metrics, request_log
 
 CLIENT_CLOSED = 499
@@ -38,7 +38,9 @@ class ObserveMiddleware(AsyncMiddleware):
         holder = admission.current.get()
         if response.streaming and response.is_async:
             done = _Done(request, rid, started, holder)
-            response.streaming_content = _watched(response.streaming_content, done, response.status_code)
+            # The view's own iterator, not ``streaming_content`` (a converting generator over it):
+            # the server converts a part that is not bytes yet.
+            response.streaming_content = _watched(response._iterator, done, response.status_code)
         else:
             _Done(request, rid, started, holder)(response.status_code, None)
         return response
@@ -92,7 +94,10 @@ async def _watched(content: AsyncIterator[bytes], done: Callable[[int, float | N
         status = 500
         raise
     finally:
-        done(status, first)
+        try:
+            await streams.close(content)  # a cut stream charges what it sent: counted and logged with it
+        finally:
+            done(status, first)
 
 
 def _prompt(request: HttpRequest) -> str | None:

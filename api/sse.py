@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from django.http import HttpRequest, StreamingHttpResponse
 
 from api.errors import family_for
+from studio.core import streams
 from studio.core.errors import GatewayError
 
 logger = logging.getLogger(__name__)
@@ -53,16 +54,19 @@ async def start_stream(
     first = await anext(events)
 
     async def body() -> AsyncIterator[bytes]:
-        for piece in frame(first):
-            yield piece
         try:
-            async for event in events:
-                for piece in frame(event):
-                    yield piece
-        except GatewayError as exc:
-            logger.info("stream on %s ended by %r", request.path, exc)
-            for piece in error_frame(family_for(request).body_bytes(exc)):
+            for piece in frame(first):
                 yield piece
+            try:
+                async for event in events:
+                    for piece in frame(event):
+                        yield piece
+            except GatewayError as exc:
+                logger.info("stream on %s ended by %r", request.path, exc)
+                for piece in error_frame(family_for(request).body_bytes(exc)):
+                    yield piece
+        finally:
+            await streams.close(events)  # left early: the events' source settles what it sent now
 
     response = StreamingHttpResponse(body(), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"

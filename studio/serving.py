@@ -21,6 +21,7 @@ import contextlib
 import io
 import logging
 import tempfile
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -31,7 +32,7 @@ from django.core.handlers.exception import convert_exception_to_response
 from django.urls import set_script_prefix, set_urlconf
 from django.utils.module_loading import import_string
 
-from studio.core import memory
+from studio.core import memory, streams
 
 logger = logging.getLogger("studio.serving")
 
@@ -156,10 +157,13 @@ class ApiASGIHandler(ASGIHandler):
         if not response.streaming:
             await send({"type": "http.response.body", "body": response.content})
             return
-        async with contextlib.aclosing(aiter(response)) as content:
-            async for part in content:
-                if part:
-                    await send({"type": "http.response.body", "body": part, "more_body": True})
+        if response.is_async:
+            await send_parts(response._iterator, response.make_bytes, send)
+        else:  # a synchronous iterator: Django's adapter (it warns, and reads it in a thread)
+            async with contextlib.aclosing(aiter(response)) as content:
+                async for part in content:
+                    if part:
+                        await send({"type": "http.response.body", "body": part, "more_body": True})
         await send({"type": "http.response.body"})
 
     async def get_response_async(self, request: Any) -> Any:
@@ -191,6 +195,24 @@ class ApiASGIHandler(ASGIHandler):
                 raise RuntimeError(f"API middleware {path} must be async-capable")
             handler = convert_exception_to_response(middleware(handler))
         self._middleware_chain = handler
+
+
+async def send_parts(content: AsyncIterator[Any], make_bytes: Callable[[Any], bytes], send: Any) -> None:
+    """Send a stream's parts as they come, straight from the view's own iterator.
+
+    Django's ``StreamingHttpResponse.__aiter__`` reads it through two generators of its own (one
+    over ``streaming_content``, which converts each part), a frame switch each per part; here a
+    part that is not ``bytes`` yet is converted as Django would. The iterator is closed here when
+    the send ends early (the client left), so the view's clean-up (a cut stream's usage) runs
+    before the request ends, not when the garbage collector finds it."""
+    try:
+        async for part in content:
+            if type(part) is not bytes:
+                part = make_bytes(part)
+            if part:
+                await send({"type": "http.response.body", "body": part, "more_body": True})
+    finally:
+        await streams.close(content)
 
 
 class _Watch:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+import warnings
 
 import pytest
 from django.http import HttpResponse, StreamingHttpResponse
@@ -98,6 +99,64 @@ async def test_answers_leave_whole_not_in_64_kib_slices():
     sent = await capture(handler_with_view(streamed), messages(dict(request)))
     assert [m.get("body") for m in sent[1:]] == [big, b"tail", None]
     assert (b"Content-Type", b"text/event-stream") in sent[0]["headers"]  # as Django spells it
+
+
+async def test_a_stream_sends_each_part_as_bytes_whatever_the_view_yields():
+    async def mixed():
+        yield "data: é\n\n"  # text, as Django would encode it
+        yield b""  # nothing to send
+        yield memoryview(b"data: 2\n\n")
+        yield b"data: 3\n\n"
+
+    def lines():
+        yield b"one\n"
+        yield b"two\n"
+
+    request = {"type": "http.request", "body": b"{}"}
+    for view_parts, expected in ((mixed, ["data: é\n\n".encode(), b"data: 2\n\n", b"data: 3\n\n"]),
+                                 (lines, [b"one\n", b"two\n"])):
+        async def streamed(request, parts=view_parts):
+            return StreamingHttpResponse(parts(), content_type="text/event-stream")
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Django warns that it reads a synchronous iterator in a thread
+            sent = await capture(handler_with_view(streamed), messages(dict(request)))
+        bodies = [m.get("body") for m in sent[1:]]
+        assert bodies == [*expected, None] and all(type(b) is bytes for b in bodies[:-1])
+
+
+async def test_a_stream_the_client_stops_reading_is_closed_before_the_request_ends():
+    """A client that left while a part was on its way: the view's stream is closed at once, so
+    its clean-up (what a cut stream is charged) runs within the request, not at some later
+    garbage collection."""
+    first_sent, closed = asyncio.Event(), []
+
+    async def endless():
+        try:
+            while True:
+                yield b"data: tick\n\n"
+        finally:
+            closed.append("closed")
+
+    async def streamed(request):
+        return StreamingHttpResponse(endless(), content_type="text/event-stream")
+
+    async def receive() -> dict:
+        if not first_sent.is_set() and not receive.asked:
+            receive.asked = True
+            return {"type": "http.request", "body": b"{}"}
+        await first_sent.wait()
+        return {"type": "http.disconnect"}
+
+    receive.asked = False
+
+    async def send(message: dict) -> None:
+        if message.get("body"):
+            first_sent.set()
+            await asyncio.Event().wait()  # the client reads nothing more
+
+    await asyncio.wait_for(handler_with_view(streamed).handle(dict(SCOPE), receive, send), timeout=10)
+    assert closed == ["closed"]
 
 
 @pytest.mark.django_db(transaction=True)

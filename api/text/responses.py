@@ -16,6 +16,7 @@ from api.auth import bearer_key, principal_for
 from api.body import json_response
 from api.errors import openai_body
 from api.sse import named_frame, ready_frame, start_stream
+from studio.core import streams
 from studio.core.errors import BadRequest, GatewayError
 from studio.gateway.text import engine as text_engine
 from studio.gateway.text import stored
@@ -39,8 +40,9 @@ def _failure_frames(call: text_engine.TextCall, exc: GatewayError, sequence: int
 async def _with_failure_events(call: text_engine.TextCall) -> AsyncIterator[bytes]:
     """The engine's frames; after the first one, a failure becomes the format's own events."""
     sent = 0
+    frames = text_engine.stream(call)
     try:
-        async for piece in text_engine.stream(call):
+        async for piece in frames:
             sent += 1
             yield piece
     except GatewayError as exc:
@@ -48,6 +50,8 @@ async def _with_failure_events(call: text_engine.TextCall) -> AsyncIterator[byte
             raise
         for piece in _failure_frames(call, exc, sent):
             yield piece
+    finally:
+        await streams.close(frames)  # left early: the call is charged for what it sent, now
 
 
 async def responses(request: HttpRequest) -> HttpResponse:

@@ -3,12 +3,15 @@ is counted in the metrics and logged as one JSON line, each switchable off."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from decimal import Decimal
 
 import pytest
 from prometheus_client import REGISTRY
 
+from studio.gateway import recording
 from tests.providers.fake_text_vendor import FakeVendor, add_upstream, json_answer, sse_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -122,6 +125,43 @@ async def test_a_stream_is_logged_when_it_ends_with_its_usage_and_first_byte(cli
     line = request_lines[0]
     assert line["status"] == 200 and line["input_tokens"] == 5 and line["output_tokens"] == 2
     assert 0 < line["first_byte_ms"] <= line["latency_ms"]
+
+
+@pytest.mark.usefixtures("client")  # the application is set up (its logging too) before the log is watched
+async def test_a_stream_the_client_leaves_is_logged_as_499_with_what_it_was_charged(alice, vendor, request_lines):
+    """A client that stops reading after the first part: the line says 499, with the usage and
+    cost the call was charged for what it was sent, the same as its usage record."""
+    from studio.asgi import application
+    from studio.models import UsageRecord
+
+    body = json.dumps({"model": MODEL, "messages": [{"role": "user", "content": PROMPT}], "stream": True,
+                       "stream_options": {"include_usage": True}}).encode()
+    scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions", "raw_path": b"/v1/chat/completions",
+             "query_string": b"", "root_path": "", "client": ("127.0.0.1", 5000), "server": ("testserver", 80),
+             "asgi": {"version": "3.0"}, "headers": [(b"content-type", b"application/json"),
+                                                     (b"authorization", f"Bearer {alice.secret}".encode())]}
+    first_part, asked = asyncio.Event(), []
+
+    async def receive() -> dict:
+        if not asked:
+            asked.append(True)
+            return {"type": "http.request", "body": body}
+        await first_part.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        if message["type"] == "http.response.body" and message.get("body"):
+            first_part.set()
+            await asyncio.Event().wait()  # the client reads nothing more
+
+    await asyncio.wait_for(application(scope, receive, send), timeout=10)
+    assert len(request_lines) == 1
+    line = request_lines[0]
+    await recording.drain()
+    row = await UsageRecord.objects.aget(api_key_id=alice.key.id)
+    assert line["status"] == row.status_code == 499
+    assert line["input_tokens"] == row.input_tokens > 0 and line["output_tokens"] == row.output_tokens > 0
+    assert Decimal(line["cost_usd"]) == row.cost_usd > 0
 
 
 async def test_prompts_are_logged_only_when_asked_for(client, alice, vendor, request_lines, settings):
