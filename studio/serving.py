@@ -157,13 +157,9 @@ class ApiASGIHandler(ASGIHandler):
         if not response.streaming:
             await send({"type": "http.response.body", "body": response.content})
             return
-        if response.is_async:
-            await send_parts(response._iterator, response.make_bytes, send)
-        else:  # a synchronous iterator: Django's adapter (it warns, and reads it in a thread)
-            async with contextlib.aclosing(aiter(response)) as content:
-                async for part in content:
-                    if part:
-                        await send({"type": "http.response.body", "body": part, "more_body": True})
+        # A synchronous iterator goes through Django's adapter (it warns, and reads it in a thread).
+        content = response._iterator if response.is_async else aiter(response)
+        await send_parts(content, response.make_bytes, send)
         await send({"type": "http.response.body"})
 
     async def get_response_async(self, request: Any) -> Any:
