@@ -201,6 +201,8 @@ STUDIO_UPSTREAM_TRANSPORT = env("STUDIO_UPSTREAM_TRANSPORT", "aiohttp")
 # Media waiting to be written by the background recorder beyond which new requests wait. Below a
 # 4K frame (10-20 MB), so a stream of 4K images holds one frame at a time, not a backlog of them.
 STUDIO_RECORDER_MAX_PENDING_BYTES = int(env("STUDIO_RECORDER_MAX_PENDING_BYTES", str(8 * 1024 * 1024)))
+# Milliseconds the recorder may wait for more /v1 usage rows to share one write (0: write each at once).
+STUDIO_RECORDER_LINGER_MS = float(env("STUDIO_RECORDER_LINGER_MS", "20"))
 # Freed memory a web process keeps for the next big frame (glibc only; 0: the allocator's defaults).
 STUDIO_MALLOC_KEEP_BYTES = int(env("STUDIO_MALLOC_KEEP_BYTES", str(256 * 1024 * 1024)))
 # Seconds before each new try of a record that could not be written; after the last, it is logged as lost.

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import time
 import weakref
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -26,10 +26,14 @@ from studio.gateway import recorder_metrics
 
 logger = logging.getLogger(__name__)
 
-# The recorder takes what is queued, up to BATCH records, the moment it wakes, without lingering
-# for more: its write then goes to the thread-sensitive executor ahead of whatever the caller does
-# next there (a studio job announcing "completed" after its record is handed over finds the row
-# written). Under load the queue fills while a batch is on the thread, so batches grow by themselves.
+# The recorder takes what is queued, up to BATCH records, the moment it wakes: its write then goes
+# to the thread-sensitive executor ahead of whatever the caller does next there (a studio job
+# announcing "completed" after its record is handed over finds the row written). Under load the
+# queue fills while a batch is on the thread, so batches grow by themselves. Only when every record
+# waiting is *patient* (a /v1 call's usage, which nothing reads back at once) does it linger up to
+# ``STUDIO_RECORDER_LINGER_MS`` for company: a batch of a few rows costs about what one row costs
+# (the thread hop, the transaction and its commit, the key's last use), so a busy gateway writes
+# each row for a fraction of that. An impatient record, a full batch or ``drain()`` ends the wait.
 BATCH = 64
 
 
@@ -57,6 +61,8 @@ class TimedRecord:
     """
 
     __slots__ = ()
+    # True: nothing reads the row back at once, so its write may wait a moment for company.
+    patient: ClassVar[bool] = False
 
     def first_chunk(self) -> None:
         if self.first_byte_ms is None:
@@ -76,7 +82,7 @@ class TimedRecord:
         self.submitted = True
         self.charge()
         self.duration_ms = int((time.perf_counter() - self.started) * 1000)
-        submit(self)
+        submit(self, patient=self.patient)
 
 
 def _weight(record: Record) -> int:
@@ -96,14 +102,18 @@ class Recorder:
         self.roomy.set()
         self.task: asyncio.Task | None = None
         self.delayed = 0  # records waiting for their retry
+        self.hurry = asyncio.Event()  # set: write what is queued without lingering
 
-    def submit(self, record: Record, attempt: int = 0) -> None:
+    def submit(self, record: Record, attempt: int = 0, *, patient: bool = False) -> None:
+        """Queue ``record``; a ``patient`` one may wait a moment for others to share its write."""
         self.pending += 1
         self.pending_bytes += _weight(record)
         if self.pending_bytes > settings.STUDIO_RECORDER_MAX_PENDING_BYTES:
             self.roomy.clear()
         self.idle.clear()
         self.queue.put_nowait((record, attempt))
+        if not patient or self.queue.qsize() >= BATCH:
+            self.hurry.set()
         if self.task is None or self.task.done():
             self.task = asyncio.get_running_loop().create_task(self._run())
 
@@ -118,8 +128,15 @@ class Recorder:
     async def _run(self) -> None:
         while True:
             batch = [await self.queue.get()]
+            linger = settings.STUDIO_RECORDER_LINGER_MS
+            if linger > 0 and not self.hurry.is_set():
+                timer = asyncio.get_running_loop().call_later(linger / 1000, self.hurry.set)
+                await self.hurry.wait()
+                timer.cancel()
             while len(batch) < BATCH and not self.queue.empty():
                 batch.append(self.queue.get_nowait())
+            if self.queue.empty():
+                self.hurry.clear()  # the records that were in a hurry are all in this batch
             weight = sum(_weight(record) for record, _ in batch)
             attempts = {id(record): attempt for record, attempt in batch}
             failed: list[Record] = [record for record, _ in batch]
@@ -162,6 +179,7 @@ class Recorder:
         self.submit(record, attempt)
 
     async def drain(self) -> None:
+        self.hurry.set()
         await self.idle.wait()
 
 
@@ -272,8 +290,8 @@ def get_recorder() -> Recorder:
     return recorder
 
 
-def submit(record: Record) -> None:
-    get_recorder().submit(record)
+def submit(record: Record, *, patient: bool = False) -> None:
+    get_recorder().submit(record, patient=patient)
 
 
 async def drain() -> None:

@@ -260,3 +260,64 @@ async def test_a_written_record_is_not_held_while_the_recorder_waits(stats):
     del record
     gc.collect()
     assert written() is None
+
+
+async def wait_until(condition, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.005)
+
+
+async def test_patient_records_coming_one_by_one_share_one_write(transactional_db, settings):
+    """Usage rows of /v1 calls arriving a few milliseconds apart go out in one statement, not one
+    write (thread hop, transaction, commit) each."""
+    settings.STUDIO_RECORDER_LINGER_MS = 60_000
+    for i in range(4):
+        recording.submit(Batched(str(i)), patient=True)
+        await asyncio.sleep(0.01)  # the recorder is awake and waiting between them
+    assert written == []
+    await recording.drain()
+    assert written == [("batch", ("0", "1", "2", "3"))]
+
+
+async def test_patient_records_are_written_once_the_linger_is_over(transactional_db, settings):
+    settings.STUDIO_RECORDER_LINGER_MS = 500
+    recording.submit(Batched("alone"), patient=True)
+    await asyncio.sleep(0.01)
+    assert written == []  # still waiting for company
+    await wait_until(lambda: written)  # no drain: the wait ends by itself
+    assert written == [("batch", ("alone",))]
+
+
+async def test_an_impatient_record_ends_the_wait_for_those_before_it(transactional_db, settings):
+    """A record something reads back at once (a studio job's, a stored response) is written at
+    once, and takes the patient ones waiting with it."""
+    settings.STUDIO_RECORDER_LINGER_MS = 60_000
+    recording.submit(Plain("patient"), patient=True)
+    await asyncio.sleep(0.05)
+    assert written == []
+    recording.submit(Plain("urgent"))
+    await wait_until(lambda: len(written) == 2)
+    assert sorted(written) == [("one", "patient"), ("one", "urgent")]
+
+
+async def test_drain_does_not_wait_out_the_linger(transactional_db, settings):
+    settings.STUDIO_RECORDER_LINGER_MS = 60_000
+    recording.submit(Plain("patient"), patient=True)
+    await asyncio.sleep(0.01)
+    await asyncio.wait_for(recording.drain(), 5)
+    assert written == [("one", "patient")]
+
+
+async def test_without_a_linger_a_patient_record_is_written_at_once(transactional_db, settings):
+    settings.STUDIO_RECORDER_LINGER_MS = 0
+    recording.submit(Plain("patient"), patient=True)
+    await wait_until(lambda: written, timeout=2)
+
+
+async def test_a_text_call_is_patient_and_other_call_records_are_not():
+    from studio.gateway.native.record import NativeRecord
+    from studio.gateway.text.record import TextRecord
+
+    assert TextRecord.patient and not NativeRecord.patient and not Call.patient

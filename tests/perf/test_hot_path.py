@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def held_records(monkeypatch):
     """Keep records in memory: writing them is the recorder's job, off the request path."""
     held = []
-    monkeypatch.setattr("studio.gateway.recording.submit", held.append)
+    monkeypatch.setattr("studio.gateway.recording.submit", lambda record, **_: held.append(record))
     return held
 
 

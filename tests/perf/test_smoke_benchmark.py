@@ -65,7 +65,7 @@ async def test_gateway_costs_a_bounded_multiple_of_the_direct_path(alice, fake_u
     from studio.asgi import application
 
     # Records are written by a background thread whose CPU would blur the measurement.
-    monkeypatch.setattr("studio.gateway.recording.submit", lambda record: None)
+    monkeypatch.setattr("studio.gateway.recording.submit", lambda record, **_: None)
     async with httpx.AsyncClient(transport=StreamingASGITransport(fake_openai), base_url="http://fast-openai.test") as c:
         direct = await cpu_per_request(c, "/v1/chat/completions", {"Authorization": "Bearer sk-test"})
     async with httpx.AsyncClient(transport=StreamingASGITransport(application), base_url="http://testserver") as c:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 from studio.core.errors import ClientClosedRequest, GatewayError
 from studio.core.principal import Principal
@@ -21,6 +21,9 @@ from studio.gateway.cost import ZERO, Usage
 
 @dataclass(slots=True)
 class TextRecord(recording.TimedRecord):
+    """A /v1 text or embeddings call's usage row: its answer never waits for it, nor reads it back."""
+
+    patient: ClassVar[bool] = True
     principal: Principal
     model_id: str
     route: str

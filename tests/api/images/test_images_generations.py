@@ -235,7 +235,8 @@ async def test_hot_path_makes_no_query(client, alice, count_queries, settings, m
     await client.post(URL, json={"model": "kappa-image-1", "prompt": "warm up"}, headers=auth(alice))
     await recording.drain()
     held = []
-    monkeypatch.setattr(recording, "submit", held.append)  # records wait until the response is measured
+    # records wait until the response is measured
+    monkeypatch.setattr(recording, "submit", lambda record, **_: held.append(record))
     count_queries["n"] = 0
     response = await client.post(URL, json={"model": "kappa-image-1", "prompt": "a tree", "quality": "low"},
                                  headers=auth(alice))

@@ -36,7 +36,7 @@ CASES = [
 def held_records(monkeypatch):
     """Keep records in memory so only the request path's own queries are counted."""
     held = []
-    monkeypatch.setattr("studio.gateway.text.record.recording.submit", held.append)
+    monkeypatch.setattr("studio.gateway.text.record.recording.submit", lambda record, **_: held.append(record))
     return held
 
 

@@ -268,6 +268,33 @@ async def test_a_stream_the_client_leaves_is_charged_for_what_it_sent(alice, ope
     assert await spent_on(budget) == row.cost_usd  # the reservation was settled at that cost
 
 
+@pytest.mark.parametrize(("path", "body"), [
+    ("/v1/chat/completions", {"model": "omicron-4-mini", "messages": [{"role": "user", "content": "hi"}]}),
+    ("/v1/responses", {"model": "omicron-4-mini", "input": "hi"}),
+])
+async def test_a_stream_the_client_leaves_stops_its_upstream_call_before_the_request_ends(alice, openai, path, body):
+    """The vendor is told to stop (its connection closed) while the request is ending, not when
+    the garbage collector finds the relay, so it stops writing and billing at once; relayed as it
+    is and translated alike."""
+    release, vendor_tasks = asyncio.Event(), []
+    frames = [b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"vendor-mini","choices":'
+              b'[{"index":0,"delta":{"role":"assistant","content":"alpha beta"},"finish_reason":null}]}\n\n']
+
+    async def watched(request: dict):
+        vendor_tasks.append(asyncio.current_task())
+        async for frame in until_cut(request, frames, release):
+            yield frame
+
+    openai.answer = lambda request: Answer(content_type="text/event-stream", chunks=watched(request))
+    try:
+        await post_and_leave(path, alice, {**body, "stream": True}, b"alpha beta")
+        [task] = vendor_tasks
+        assert task.done() or task.cancelling()  # already on its way out when the request ended
+    finally:
+        release.set()
+    await recording.drain()
+
+
 async def test_a_cut_stream_keeps_the_input_tokens_the_upstream_reported(alice, anthropic):
     release = asyncio.Event()
     frames = [
