@@ -11,6 +11,7 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
+from studio.core import streams
 from studio.core.entries import Snapshot, UpstreamEntry
 from studio.core.errors import GatewayError, NoUpstream
 from studio.gateway import health, metrics
@@ -89,13 +90,16 @@ async def stream_with_failover(
     """Relay the first upstream stream that yields; fail over only before anything was yielded.
 
     Once an item has been handed on, the client has seen bytes from that upstream: switching
-    would splice two different answers, so later errors propagate instead.
+    would splice two different answers, so later errors propagate instead. Each upstream's stream
+    is closed when it is left, however it is left (an error, or this generator closed by a client
+    that went away), so its connection is let go at once, not when the garbage collector finds it.
     """
     last: GatewayError | None = None
     for i, up in enumerate(upstreams):
-        sent = False
+        sent, items = False, None
         try:
-            async for item in open_stream(up):
+            items = open_stream(up)
+            async for item in items:
                 if not sent:
                     sent = True
                     record_success(up)
@@ -114,5 +118,8 @@ async def stream_with_failover(
                 raise
             record_failure(up, exc, tried_next=i + 1 < len(upstreams))
             last = exc
+        finally:
+            if items is not None:
+                await streams.close(items)
     assert last is not None
     raise last

@@ -8,6 +8,7 @@ rules and the response shape; each upstream's provider implements the images con
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
@@ -167,15 +168,17 @@ async def stream(principal: Principal, job: AdmittedJob, record: ImagesRecord) -
         record.upstream_id = up.id
 
     try:
-        async for event in routing.stream_with_failover(await _upstreams(job), open_stream, chosen):
-            record.first_chunk()
-            if event.kind == "item" and event.item is not None:
-                record.items.append(event.item)
-            elif event.kind == "completed":
-                record.usage = event.usage or {}
-                if job.ticket is not None:  # the final event carries what the call costs
-                    event = replace(event, cost_usd=job.ticket.quote(record.counted(), record.upstream_id))
-            yield event
+        upstreams = await _upstreams(job)
+        async with contextlib.aclosing(routing.stream_with_failover(upstreams, open_stream, chosen)) as relayed:
+            async for event in relayed:
+                record.first_chunk()
+                if event.kind == "item" and event.item is not None:
+                    record.items.append(event.item)
+                elif event.kind == "completed":
+                    record.usage = event.usage or {}
+                    if job.ticket is not None:  # the final event carries what the call costs
+                        event = replace(event, cost_usd=job.ticket.quote(record.counted(), record.upstream_id))
+                yield event
     except GatewayError as exc:
         record.fail(exc)
         raise

@@ -7,6 +7,7 @@ upstream's path, not the body.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -108,19 +109,20 @@ async def stream(call: NativeCall) -> AsyncIterator[bytes | bytearray]:
         call.record.upstream_id = up.id
 
     try:
-        async for frame in routing.stream_with_failover(call.upstreams, open_stream, chosen):
-            if not call.record.frames:
-                call.record.first_chunk()
-            frame = name_platform_model(frame, call.model.model_id)
-            ticket = call.record.ticket
-            if ticket is not None and (at := final_usage_at(frame)) is not None:
-                # The final frame carries the call's cost (``costUsd``, US dollars) in its usage, as a
-                # buffered answer's header does: the format lets usageMetadata grow fields (spec:
-                # "other fields may appear") and the official SDK ignores the ones it does not know.
-                quote = ticket.quote(billed(usage_in(frame)), call.record.upstream_id)
-                frame = with_cost(frame, at, quote)
-            call.record.add_frame(frame)
-            yield frame
+        async with contextlib.aclosing(routing.stream_with_failover(call.upstreams, open_stream, chosen)) as relayed:
+            async for frame in relayed:
+                if not call.record.frames:
+                    call.record.first_chunk()
+                frame = name_platform_model(frame, call.model.model_id)
+                ticket = call.record.ticket
+                if ticket is not None and (at := final_usage_at(frame)) is not None:
+                    # The final frame carries the call's cost (``costUsd``, US dollars) in its usage, as a
+                    # buffered answer's header does: the format lets usageMetadata grow fields (spec:
+                    # "other fields may appear") and the official SDK ignores the ones it does not know.
+                    quote = ticket.quote(billed(usage_in(frame)), call.record.upstream_id)
+                    frame = with_cost(frame, at, quote)
+                call.record.add_frame(frame)
+                yield frame
     except GatewayError as exc:
         call.record.fail(exc)
         raise

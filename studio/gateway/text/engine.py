@@ -15,6 +15,7 @@ never saw the gateway's ids) gets the whole input instead of the id.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from collections.abc import AsyncIterator, Mapping
@@ -23,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from studio.core import streams
 from studio.core.entries import ModelEntry, UpstreamEntry
 from studio.core.errors import BadRequest, ClientClosedRequest, GatewayError, UpstreamError
 from studio.core.principal import Principal
@@ -249,6 +251,7 @@ async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
                 sent.observe(name, data)
                 yield frame(call.fmt, name, orjson.dumps(data))
     finally:
+        await streams.close(events)  # left early: the upstream's connection goes now
         if not call.record.submitted:  # a stream the client left was recorded already
             call.record.usage(tap.input_tokens, tap.output_tokens, tap.cached_tokens)
 
@@ -336,9 +339,10 @@ async def stream(call: TextCall) -> AsyncIterator[bytes]:
 
     record = call.record
     try:
-        async for piece in routing.stream_with_failover(call.upstreams, open_stream, chosen):
-            record.first_chunk()
-            yield piece
+        async with contextlib.aclosing(routing.stream_with_failover(call.upstreams, open_stream, chosen)) as relayed:
+            async for piece in relayed:
+                record.first_chunk()
+                yield piece
         if record.first_byte_ms is None:
             raise UpstreamError("the upstream ended the stream without sending any event")
     except GatewayError as exc:

@@ -203,8 +203,10 @@ async def until_cut(request: dict, frames: list[bytes], release: asyncio.Event):
     await release.wait()  # the upstream keeps the stream open until the test ends
 
 
-async def post_and_leave(path: str, account, body: dict, leave_when: bytes, headers: dict | None = None) -> bytes:
-    """POST through the ASGI application and disconnect once ``leave_when`` has been received."""
+async def post_and_leave(path: str, account, body: dict, leave_when: bytes, headers: dict | None = None, *,
+                         stall: bool = False) -> bytes:
+    """POST through the ASGI application and disconnect once ``leave_when`` has been received
+    (``stall``: and read nothing more, so the server is stuck sending when the client goes)."""
     from studio.asgi import application
 
     raw_body, gone, received = orjson.dumps(body), asyncio.Event(), []
@@ -223,6 +225,8 @@ async def post_and_leave(path: str, account, body: dict, leave_when: bytes, head
             received.append(message.get("body", b""))
             if leave_when in b"".join(received):
                 gone.set()
+                if stall:
+                    await asyncio.Event().wait()
 
     sent_headers = {"content-type": "application/json", "authorization": f"Bearer {account.secret}",
                     "content-length": str(len(raw_body)), **(headers or {})}
@@ -272,7 +276,9 @@ async def test_a_stream_the_client_leaves_is_charged_for_what_it_sent(alice, ope
     ("/v1/chat/completions", {"model": "omicron-4-mini", "messages": [{"role": "user", "content": "hi"}]}),
     ("/v1/responses", {"model": "omicron-4-mini", "input": "hi"}),
 ])
-async def test_a_stream_the_client_leaves_stops_its_upstream_call_before_the_request_ends(alice, openai, path, body):
+@pytest.mark.parametrize("stall", [False, True], ids=["reading", "stalled"])
+async def test_a_stream_the_client_leaves_stops_its_upstream_call_before_the_request_ends(alice, openai, path, body,
+                                                                                         stall):
     """The vendor is told to stop (its connection closed) while the request is ending, not when
     the garbage collector finds the relay, so it stops writing and billing at once; relayed as it
     is and translated alike."""
@@ -287,7 +293,7 @@ async def test_a_stream_the_client_leaves_stops_its_upstream_call_before_the_req
 
     openai.answer = lambda request: Answer(content_type="text/event-stream", chunks=watched(request))
     try:
-        await post_and_leave(path, alice, {**body, "stream": True}, b"alpha beta")
+        await post_and_leave(path, alice, {**body, "stream": True}, b"alpha beta", stall=stall)
         [task] = vendor_tasks
         assert task.done() or task.cancelling()  # already on its way out when the request ended
     finally:
