@@ -65,9 +65,7 @@ class _Done:
         upstream = metrics.upstream_name(ticket.upstream_id) if ticket is not None else ""
         usage = ticket.usage if ticket is not None else None
         if settings.STUDIO_METRICS:
-            metrics.request_done(family, model, upstream, status, seconds, first)
-            if usage is not None:
-                metrics.used(model, usage)
+            metrics.request_done(family, model, upstream, status, seconds, first, usage)
         if settings.STUDIO_REQUEST_LOG:
             request = self.request
             request_log.write(request_log.RequestLine(

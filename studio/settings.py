@@ -269,7 +269,7 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
         "json": {"()": "studio.core.logs.JsonFormatter"},
-        "line": {"format": "%(message)s"},  # the request log's lines are JSON already
+        "line": {"()": "studio.core.logs.MessageFormatter"},  # the request log's lines are JSON already
     },
     "handlers": {
         "console": {"class": "logging.StreamHandler",

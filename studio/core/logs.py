@@ -33,6 +33,13 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(entry, default=str).decode()
 
 
+class MessageFormatter(logging.Formatter):
+    """The message as it is (the request log's lines are JSON already)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return record.getMessage()
+
+
 class BatchedLineHandler(logging.StreamHandler):
     """A ``StreamHandler`` that, in an event loop's thread, writes its lines in batches.
 
@@ -60,10 +67,30 @@ class BatchedLineHandler(logging.StreamHandler):
             super().emit(record)
             return
         try:
-            line = self.format(record) + self.terminator
+            line = self.format(record)
         except Exception:
             self.handleError(record)
             return
+        self._keep(line, loop)
+
+    def write_line(self, line: str) -> None:
+        """What ``handle`` of a record whose formatted text is ``line`` writes, without making the
+        record: for a caller that knows this handler has no filters and writes messages as they are."""
+        with self.lock:
+            loop = asyncio._get_running_loop()
+            if loop is not None:
+                self._keep(line, loop)
+                return
+            self.flush()
+            try:
+                self.stream.write(line + self.terminator)
+                self.stream.flush()
+            except Exception:
+                logging.Handler.handleError(self, logging.makeLogRecord({"msg": line}))
+
+    def _keep(self, line: str, loop: asyncio.AbstractEventLoop) -> None:
+        """Keep ``line`` for the next batch (in ``loop``'s thread)."""
+        line += self.terminator
         self._lines.append(line)
         self._size += len(line)
         if self._size >= self.max_bytes:

@@ -4,8 +4,10 @@ With ``PROMETHEUS_MULTIPROC_DIR`` set (an empty folder shared by the processes o
 container, before they start) prometheus-client's multiprocess mode sums every process's
 values, so any process answers for all of them; without it this process's registry is served.
 
-Per-request cost is kept tiny: label children are bound once per label set and cached here,
-and nothing on the request path queries the database. What only the database knows (video tasks
+Per-request cost is kept tiny: a /v1 request's values are added up in process memory
+(``metric_tally``) and handed to these metrics in bulk, at least once a second and whenever this
+process is scraped; label children are bound once per label set and cached here, and nothing
+on the request path queries the database. What only the database knows (video tasks
 by state, the oldest due one) and the breakers' state is read at scrape time.
 ``STUDIO_METRICS=0`` turns every update into a no-op.
 """
@@ -26,6 +28,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from studio.core.video_states import ACTIVE_STATUSES
 from studio.gateway import health, recorder_metrics, snapshot
 from studio.gateway.cost import Usage
+from studio.gateway.metric_tally import Route, RouteTally, Tally
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -48,6 +51,39 @@ class Bound:
             child = self.children[labels] = self.metric.labels(*(str(label) for label in labels))
         return child
 
+
+def _publish(pending: dict[Route, RouteTally]) -> None:
+    for route, found in pending.items():
+        family, model, upstream = route
+        for status, count in found.statuses.items():
+            REQUESTS(family, model, upstream, status).inc(count)
+        _observed(LATENCY(*route), found.latency, found.latency_sum)
+        _observed(FIRST_BYTE(*route), found.first_byte, found.first_byte_sum)
+        _used(model, found.input_tokens, found.output_tokens, found.cached_tokens, found.images, found.video_seconds)
+
+
+def _observed(child: Any, buckets: list[int], total: float) -> None:
+    """``child.observe`` of every value counted in ``buckets`` (per bucket, not cumulative) adding
+    up to ``total``: what ``Histogram.observe`` adds, once per bucket rather than per value."""
+    child._sum.inc(total)
+    for value, count in zip(child._buckets, buckets, strict=True):
+        if count:
+            value.inc(count)
+
+
+TALLY = Tally(SECONDS, _publish)
+
+
+class _Pending:
+    """Registered before the metrics it feeds: a collection of the registry (``/metrics`` of this
+    process, ``REGISTRY.get_sample_value``) first hands them what the tally holds."""
+
+    def collect(self) -> Iterator[Any]:
+        TALLY.flush()
+        return iter(())
+
+
+REGISTRY.register(_Pending())
 
 REQUESTS = Bound(Counter("studio_requests", "/v1 requests answered.", [*ROUTE, "status"]))
 LATENCY = Bound(Histogram("studio_request_duration_seconds", "/v1 request latency, to the last byte.", ROUTE,
@@ -81,23 +117,29 @@ def multiprocess() -> bool:
 
 
 # -- updates (the request path: no query, no await) ---------------------------------------------
-def request_done(family: str, model: str, upstream: str, status: int, seconds: float, first_byte: float) -> None:
-    REQUESTS(family, model, upstream, status).inc()
-    LATENCY(family, model, upstream).observe(seconds)
-    FIRST_BYTE(family, model, upstream).observe(first_byte)
+def request_done(family: str, model: str, upstream: str, status: int, seconds: float, first_byte: float,
+                 usage: Usage | None = None) -> None:
+    """A /v1 answer: counted, timed and (with ``usage``) its tokens and media added, through the tally."""
+    TALLY.add((family, model, upstream), status, seconds, first_byte, usage)
 
 
 def used(model: str, usage: Usage) -> None:
-    if usage.input_tokens:
-        TOKENS(model, "input").inc(usage.input_tokens)
-    if usage.output_tokens:
-        TOKENS(model, "output").inc(usage.output_tokens)
-    if usage.cached_tokens:
-        TOKENS(model, "cached").inc(usage.cached_tokens)
-    if images := usage.image_count:
+    _used(model, usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.image_count,
+          usage.video_seconds)
+
+
+def _used(model: str, input_tokens: int, output_tokens: int, cached_tokens: int, images: int,
+          video_seconds: float) -> None:
+    if input_tokens:
+        TOKENS(model, "input").inc(input_tokens)
+    if output_tokens:
+        TOKENS(model, "output").inc(output_tokens)
+    if cached_tokens:
+        TOKENS(model, "cached").inc(cached_tokens)
+    if images:
         IMAGES(model).inc(images)
-    if usage.video_seconds:
-        VIDEO_SECONDS(model).inc(usage.video_seconds)
+    if video_seconds:
+        VIDEO_SECONDS(model).inc(video_seconds)
 
 
 def upstream_failed(upstream: str, kind: str, tried_next: bool) -> None:
@@ -197,6 +239,7 @@ def exposition() -> bytes:
     """The text format of every metric: summed over the processes in multiprocess mode."""
     registry = CollectorRegistry()
     if multiprocess():
+        TALLY.flush()  # this process's latest values are in the folder, the others' at most a second old
         prometheus_multiprocess.MultiProcessCollector(registry)
     else:
         registry.register(_ThisProcess())
@@ -205,6 +248,8 @@ def exposition() -> bytes:
 
 
 def process_exited() -> None:
-    """Drop this process's live gauges (WebSocket connections) from the shared folder."""
+    """Hand over what the tally holds, and drop this process's live gauges (WebSocket
+    connections) from the shared folder."""
+    TALLY.flush()
     if multiprocess():
         prometheus_multiprocess.mark_process_dead(os.getpid())

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from studio.core.logs import BatchedLineHandler, MessageFormatter
 from studio.core.principal import Principal
 from studio.gateway.cost import Usage, display
 
@@ -59,10 +60,21 @@ class RequestLine:
 
 
 def write(line: RequestLine) -> None:
-    if logger.isEnabledFor(logging.INFO):
-        # ``handle`` of a record made here is ``logger.info`` without its walk up the stack for
-        # the caller's file and line, which every line would name the same.
-        logger.handle(_record(orjson.dumps(line.fields()).decode()))
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    text = orjson.dumps(line.fields()).decode()
+    handlers = logger.handlers
+    if len(handlers) == 1 and not logger.propagate and not logger.filters:
+        handler = handlers[0]
+        if (type(handler) is BatchedLineHandler and not handler.filters
+                and type(handler.formatter) is MessageFormatter and handler.level <= logging.INFO):
+            # The settings' own set-up: the one handler would write the message as it is, so the
+            # line goes straight to it, without a record for it to format.
+            handler.write_line(text)
+            return
+    # ``handle`` of a record made here is ``logger.info`` without its walk up the stack for the
+    # caller's file and line, which every line would name the same.
+    logger.handle(_record(text))
 
 
 # What the record constructor works out the same for every line of a thread (source file and

@@ -13,7 +13,7 @@ from decimal import Decimal
 import orjson
 import pytest
 
-from studio.core.logs import BatchedLineHandler, JsonFormatter
+from studio.core.logs import BatchedLineHandler, JsonFormatter, MessageFormatter
 
 
 @pytest.fixture
@@ -127,15 +127,20 @@ async def test_a_full_batch_is_written_at_once(batched) -> None:
     assert len(out.getvalue().splitlines()) == 30
 
 
-def test_outside_an_event_loop_a_line_is_written_at_once_after_what_waits(batched) -> None:
-    logger, out, handler = batched
+def log_in_a_loop_that_closes(logger: logging.Logger, message: str) -> None:
+    """Log ``message`` in an event loop that is closed right after (its write timer never fires)."""
 
     async def log_in_loop() -> None:
-        logger.info("from the loop")
+        logger.info(message)
 
     loop = asyncio.new_event_loop()
     loop.run_until_complete(log_in_loop())
-    loop.close()  # its timer never fires
+    loop.close()
+
+
+def test_outside_an_event_loop_a_line_is_written_at_once_after_what_waits(batched) -> None:
+    logger, out, handler = batched
+    log_in_a_loop_that_closes(logger, "from the loop")
     assert out.getvalue() == ""
     logger.info("from a thread")
     assert out.getvalue().splitlines() == ["from the loop", "from a thread"]
@@ -146,3 +151,33 @@ async def test_flush_writes_what_waits(batched) -> None:
     logger.info("at exit")
     handler.flush()  # what logging.shutdown does when the process ends
     assert out.getvalue() == "at exit\n"
+
+
+@pytest.fixture
+def batched_messages(batched) -> tuple[logging.Logger, Writes, BatchedLineHandler]:
+    logger, out, handler = batched
+    handler.setFormatter(MessageFormatter())
+    return logger, out, handler
+
+
+async def test_a_line_written_straight_joins_the_batch_as_a_record_of_it_would(batched_messages) -> None:
+    logger, out, handler = batched_messages
+    logger.info("as a record")
+    handler.write_line('{"straight": true}')
+    logger.info("another record")
+    assert out.getvalue() == ""  # kept with the others, written a moment later
+    await asyncio.sleep(0.15)
+    assert out.getvalue().splitlines() == ["as a record", '{"straight": true}', "another record"]
+    assert out.calls == 1
+
+
+def test_outside_an_event_loop_a_line_written_straight_goes_out_at_once_after_what_waits(batched_messages) -> None:
+    logger, out, handler = batched_messages
+    log_in_a_loop_that_closes(logger, "from the loop")
+    handler.write_line("from a thread")
+    assert out.getvalue().splitlines() == ["from the loop", "from a thread"]
+
+
+def test_the_message_formatter_writes_the_message_as_it_is() -> None:
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "%s and %d", ("text", 3), None)
+    assert MessageFormatter().format(record) == "text and 3"

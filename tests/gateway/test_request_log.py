@@ -3,6 +3,7 @@ never a key; the prompt only when given (and of any family's body, without media
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import threading
@@ -12,9 +13,10 @@ from decimal import Decimal
 import orjson
 import pytest
 
+from studio.core.logs import BatchedLineHandler, MessageFormatter
 from studio.core.principal import Principal
 from studio.gateway.cost import Usage
-from studio.gateway.request_log import PROMPT_LIMIT, RequestLine, prompt_of, write
+from studio.gateway.request_log import PROMPT_LIMIT, RequestLine, _record, prompt_of, write
 
 PRINCIPAL = Principal(user_id=7, key_id=3, key_prefix="sk-studio-ab12")
 
@@ -152,3 +154,31 @@ def test_no_prompt_where_there_is_none(raw: bytes) -> None:
 
 def test_a_long_prompt_is_cut() -> None:
     assert prompt_of(orjson.dumps({"prompt": "x" * (PROMPT_LIMIT + 500)})) == "x" * PROMPT_LIMIT
+
+
+async def test_with_the_settings_set_up_a_line_goes_straight_to_the_handler_as_logging_would_write_it() -> None:
+    logger = logging.getLogger("studio.requests")
+    # The settings' own handler: batched, writing messages as they are (pytest adds its own next to it).
+    [handler] = [h for h in logger.handlers if isinstance(h, BatchedLineHandler)]
+    assert isinstance(handler.formatter, MessageFormatter)
+    out = io.StringIO()
+    stream = handler.setStream(out)
+    handlers, logger.handlers = logger.handlers, [handler]
+    made: list[logging.LogRecord] = []
+    try:
+        handler.emit = made.append  # a record reaching the handler would land here, not in ``out``
+        write(line(principal=PRINCIPAL, model="omicron-4-mini", usage=Usage(input_tokens=3)))
+        del handler.emit
+        assert made == []  # no record was made and formatted for it
+        handler.flush()
+        straight = out.getvalue()
+        # The same line through logging's own path: the record ``write`` makes, formatted and kept.
+        logger.handle(_record(orjson.dumps(line(principal=PRINCIPAL, model="omicron-4-mini",
+                                                     usage=Usage(input_tokens=3)).fields()).decode()))
+        handler.flush()
+    finally:
+        handler.setStream(stream)
+        logger.handlers = handlers
+    first, second = out.getvalue().splitlines()
+    assert straight == first + "\n" and first == second
+    assert json.loads(first)["key_prefix"] == "sk-studio-ab12"
