@@ -220,6 +220,23 @@ async def test_rate_limit_headers_and_429_per_family(client, alice, backend):  #
     assert alpha.json()["error"]["code"] == "RateLimitExceeded.EndpointRPMExceeded"
 
 
+async def test_a_native_image_reserves_its_tokens_under_a_tokens_per_minute_limit(client, alice, backend):  # noqa: F811
+    from studio.models import RateLimit
+
+    await RateLimit.objects.acreate(api_key=alice.key, tpm=2_000)
+    path, headers = "/v1/models/delta-3.1-flash-image:generateContent", {"x-delta-api-key": alice.secret}
+    body = {"contents": [{"parts": [{"text": "a fox"}]}]}
+    first = await client.post(path, headers=headers, json=body)
+    assert first.status_code == 200, first.text
+    # Reserved before the call: about the 1,290 output tokens a 1K image is billed as.
+    assert int(first.headers["x-ratelimit-remaining-tokens"]) <= 2_000 - 1_290
+    await settled()
+    second = await client.post(path, headers=headers, json=body)  # another image's tokens do not fit
+    assert second.status_code == 429, second.text
+    error = second.json()["error"]
+    assert error["status"] == "RESOURCE_EXHAUSTED" and "2000 tokens per minute" in error["message"]
+
+
 async def test_video_is_charged_on_success_and_limited_in_concurrency(client, alice, backend, fast_video):  # noqa: F811
     from studio.models import RateLimit, UsageRecord, VideoTask
 

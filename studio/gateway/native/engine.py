@@ -57,7 +57,10 @@ async def prepare(
     native_rules.validate(body, model)
     refuse_nul(body, raw)
     record = NativeRecord.start(principal, model_id, route, body, stream=stream)
-    record.ticket = await admission.admit(principal, model, estimate(body, len(raw) if raw is not None else 0),
+    likely = estimate(body, len(raw) if raw is not None else 0)
+    # The vendor bills the image as output tokens: they count against a tokens-per-minute limit
+    # like a chat's, reserved before the call and settled with what it reports.
+    record.ticket = await admission.admit(principal, model, likely, tokens=likely.input_tokens + likely.output_tokens,
                                           images=1, snap=snap)
     upstreams = capable(routing.candidates(snap, model_id), model, Capability.NATIVE_IMAGE)
     return NativeCall(model=model, upstreams=upstreams, body=body,
