@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 from PIL import Image
 
+from studio.core import streams
 from studio.core.images import EDITS, ImageEvent, ImageItem, ImageJob, ImageResult
 from studio.gateway.media.links import signed_url
 
@@ -151,39 +152,45 @@ async def standard_events(job: ImageJob, events: AsyncIterator[ImageEvent]) -> A
         payload["usage"] = full_usage(usage)
         return _frame(f"{prefix}.completed", payload)
 
-    async for event in events:
-        if event.kind == "completed":
+    try:
+        async for event in events:
+            if event.kind == "completed":
+                if held is not None:
+                    own = held.usage or {}
+                    left = usage_minus(event.usage, spent) if event.usage is not None else own
+                    yield completed(held, priced_usage(left, event.cost_usd) or left)
+                    held = None
+                continue
             if held is not None:
-                own = held.usage or {}
-                left = usage_minus(event.usage, spent) if event.usage is not None else own
-                yield completed(held, priced_usage(left, event.cost_usd) or left)
+                own = full_usage(held.usage)
+                spent = usage_plus(spent, own)
+                yield completed(held, own)
                 held = None
-            continue
+            if event.kind == "partial" and event.item is not None:
+                yield _frame(f"{prefix}.partial_image", {
+                    "b64_json": event.item.b64_text(), "partial_image_index": event.partial_index,
+                    "created_at": int(time.time()), **echo_of(job, event.echo, event.item),
+                })
+            elif event.kind == "item" and event.item is not None and event.item.ok:
+                held = event
         if held is not None:
-            own = full_usage(held.usage)
-            spent = usage_plus(spent, own)
-            yield completed(held, own)
-            held = None
-        if event.kind == "partial" and event.item is not None:
-            yield _frame(f"{prefix}.partial_image", {
-                "b64_json": event.item.b64_text(), "partial_image_index": event.partial_index,
-                "created_at": int(time.time()), **echo_of(job, event.echo, event.item),
-            })
-        elif event.kind == "item" and event.item is not None and event.item.ok:
-            held = event
-    if held is not None:
-        yield completed(held, held.usage or {})
+            yield completed(held, held.usage or {})
+    finally:
+        await streams.close(events)  # left early: the engine's stream lets its upstream go now
 
 
 async def layered_events(job: ImageJob, events: AsyncIterator[ImageEvent]) -> AsyncIterator[Frame]:
     base = {"model": job.model.model_id}
-    async for event in events:
-        created = int(time.time())
-        if event.kind == "item" and event.item is not None:
-            body = item_body(event.item, job)
-            name = "image_generation.partial_failed" if "error" in body else "image_generation.partial_succeeded"
-            yield _frame(name, {**base, "created": created, "image_index": event.index, **body})
-        elif event.kind == "completed":
-            yield _frame("image_generation.completed", {**base, "created": created,
-                                                        "usage": priced_usage(event.usage or {}, event.cost_usd)})
+    try:
+        async for event in events:
+            created = int(time.time())
+            if event.kind == "item" and event.item is not None:
+                body = item_body(event.item, job)
+                name = "image_generation.partial_failed" if "error" in body else "image_generation.partial_succeeded"
+                yield _frame(name, {**base, "created": created, "image_index": event.index, **body})
+            elif event.kind == "completed":
+                yield _frame("image_generation.completed", {**base, "created": created,
+                                                            "usage": priced_usage(event.usage or {}, event.cost_usd)})
+    finally:
+        await streams.close(events)
     yield DONE

@@ -26,6 +26,7 @@ class Reply:
     # After sending this many chunks the connection breaks (the app raises).
     break_after: int | None = None
     delay: float = 0.0  # before the response starts (timeouts)
+    hold: asyncio.Event | None = None  # set: the connection stays open after the chunks until it is
 
 
 @dataclass
@@ -43,6 +44,7 @@ class FakeGemini:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[Seen] = []
+        self.tasks: list[asyncio.Task] = []  # the task serving each request
 
     def queue(self, *replies: Reply) -> None:
         self.replies.extend(replies)
@@ -50,6 +52,7 @@ class FakeGemini:
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return
+        self.tasks.append(asyncio.current_task())
         body = b""
         while True:
             message = await receive()
@@ -69,6 +72,8 @@ class FakeGemini:
             if reply.break_after is not None and i >= reply.break_after:
                 raise ConnectionResetError("the vendor dropped the connection")
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        if reply.hold is not None:
+            await reply.hold.wait()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 
+import orjson
 import pytest
 
 from studio.core.errors import BadRequest, NotFound
@@ -13,8 +15,9 @@ from studio.gateway import recording
 from studio.gateway.images import engine
 from studio.models import Generation
 from tests.gateway.catalog import model_entry
+from tests.gateway.client_leaving import post_and_leave
 from tests.gateway.images.conftest import png
-from tests.providers.fake_text_vendor import FakeVendor, add_upstream, json_answer
+from tests.providers.fake_text_vendor import Answer, FakeVendor, add_upstream, json_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -124,3 +127,28 @@ async def test_run_fails_over_and_records(alice, vendors):
     generation = await Generation.objects.aget(id=record.generation_id)
     assert generation.status == "succeeded" and generation.route == GENERATIONS
     assert generation.upstream_id == record.upstream_id
+
+
+@pytest.mark.parametrize("stall", [False, True], ids=["reading", "stalled"])
+async def test_a_stream_the_client_leaves_stops_its_upstream_call_before_the_request_ends(alice, vendors, stall):
+    """The vendor's connection is closed while the request is ending (it stops generating and
+    billing at once), not when the garbage collector finds the relay."""
+    release, vendor_tasks = asyncio.Event(), []
+    partial = orjson.dumps({"type": "image_generation.partial_image", "b64_json": base64.b64encode(png()).decode(),
+                            "partial_image_index": 0, "size": "1024x1024", "quality": "low",
+                            "background": "opaque", "output_format": "png"})
+
+    async def partial_then_wait(request: dict):
+        vendor_tasks.append(asyncio.current_task())
+        yield b"event: image_generation.partial_image\ndata: " + partial + b"\n\n"
+        await release.wait()  # the vendor keeps the stream open until the test ends
+
+    vendors[0].answer = lambda request: Answer(content_type="text/event-stream", chunks=partial_then_wait(request))
+    body = {"model": "kappa-image-1", "prompt": "a comet", "stream": True, "partial_images": 1}
+    try:
+        await post_and_leave("/v1/images/generations", alice, body, b"partial_image_index", stall=stall)
+        [task] = vendor_tasks
+        assert task.done() or task.cancelling()  # already on its way out when the request ended
+    finally:
+        release.set()
+    await recording.drain()

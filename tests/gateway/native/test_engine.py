@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 
 import orjson
@@ -14,13 +15,17 @@ from studio.core.principal import Principal
 from studio.gateway import recording
 from studio.gateway.native import engine
 from tests.api.native.native_fakes import (  # noqa: F401
+    Reply,
     error_reply,
+    fake_gemini,
     image_frame,
     json_reply,
+    sse,
     sse_reply,
     two_geminis,
     with_cost,
 )
+from tests.gateway.client_leaving import post_and_leave
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -109,3 +114,20 @@ async def test_stream_fails_over_before_the_first_frame(alice, two_geminis):
     call = await engine.prepare(principal_of(alice), MODEL, BODY, stream=True)
     frames = [f async for f in engine.stream(call)]
     assert len(frames) == 1 and call.record.upstream_id == two_geminis.upstreams["backup"].id
+
+
+@pytest.mark.parametrize("stall", [False, True], ids=["reading", "stalled"])
+async def test_a_stream_the_client_leaves_stops_its_upstream_call_before_the_request_ends(alice, fake_gemini, stall):
+    """The vendor's connection is closed while the request is ending (it stops generating and
+    billing at once), not when the garbage collector finds the relay."""
+    vendor, release = fake_gemini["fake-gemini"], asyncio.Event()
+    first = {"candidates": [{"content": {"role": "model", "parts": [{"text": "Sketching"}]}, "index": 0}]}
+    vendor.queue(Reply(200, sse(first), content_type="text/event-stream", hold=release))
+    try:
+        await post_and_leave(f"/v1/models/{MODEL}:streamGenerateContent", alice, BODY, b"Sketching",
+                             {"x-delta-api-key": alice.secret}, stall=stall, query="alt=sse")
+        [task] = vendor.tasks
+        assert task.done() or task.cancelling()  # already on its way out when the request ended
+    finally:
+        release.set()
+    await recording.drain()

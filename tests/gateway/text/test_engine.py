@@ -17,6 +17,7 @@ from studio.gateway.cost import from_nano
 from studio.gateway.text import engine
 from studio.gateway.text.tokens import estimate_request_tokens, text_tokens
 from studio.models import Budget, Price, UsageRecord
+from tests.gateway.client_leaving import post_and_leave
 from tests.providers.fake_text_vendor import Answer, json_answer, mounted_vendor, sse_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -201,42 +202,6 @@ async def until_cut(request: dict, frames: list[bytes], release: asyncio.Event):
     for data in frames:
         yield data
     await release.wait()  # the upstream keeps the stream open until the test ends
-
-
-async def post_and_leave(path: str, account, body: dict, leave_when: bytes, headers: dict | None = None, *,
-                         stall: bool = False) -> bytes:
-    """POST through the ASGI application and disconnect once ``leave_when`` has been received
-    (``stall``: and read nothing more, so the server is stuck sending when the client goes)."""
-    from studio.asgi import application
-
-    raw_body, gone, received = orjson.dumps(body), asyncio.Event(), []
-    requested = False
-
-    async def receive() -> dict:
-        nonlocal requested
-        if not requested:
-            requested = True
-            return {"type": "http.request", "body": raw_body, "more_body": False}
-        await gone.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: dict) -> None:
-        if message["type"] == "http.response.body":
-            received.append(message.get("body", b""))
-            if leave_when in b"".join(received):
-                gone.set()
-                if stall:
-                    await asyncio.Event().wait()
-
-    sent_headers = {"content-type": "application/json", "authorization": f"Bearer {account.secret}",
-                    "content-length": str(len(raw_body)), **(headers or {})}
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-             "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-             "headers": [(k.encode(), v.encode()) for k, v in sent_headers.items()],
-             "client": ("127.0.0.1", 50000), "server": ("testserver", 80)}
-    await asyncio.wait_for(application(scope, receive, send), timeout=30)
-    assert gone.is_set()
-    return b"".join(received)
 
 
 async def spent_on(budget) -> Decimal:
