@@ -76,7 +76,7 @@ class Tally:
                 found.input_tokens += usage.input_tokens
                 found.output_tokens += usage.output_tokens
                 found.cached_tokens += usage.cached_tokens
-                found.images += len(usage.images) + usage.token_images
+                found.images += usage.image_count
                 found.video_seconds += usage.video_seconds
         if self.thread is None:
             self._start()

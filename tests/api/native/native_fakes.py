@@ -26,7 +26,7 @@ class Reply:
     # After sending this many chunks the connection breaks (the app raises).
     break_after: int | None = None
     delay: float = 0.0  # before the response starts (timeouts)
-    hold: asyncio.Event | None = None  # set: the connection stays open after the chunks until it is
+    hold: asyncio.Event | None = None  # the connection stays open after the chunks until this is set
 
 
 @dataclass
