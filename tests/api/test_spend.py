@@ -237,6 +237,33 @@ async def test_a_native_image_reserves_its_tokens_under_a_tokens_per_minute_limi
     assert error["status"] == "RESOURCE_EXHAUSTED" and "2000 tokens per minute" in error["message"]
 
 
+async def test_an_images_call_reserves_its_pictures_tokens_under_a_tokens_per_minute_limit(client, alice, backend):  # noqa: F811
+    from studio.models import RateLimit
+
+    await RateLimit.objects.acreate(api_key=alice.key, tpm=5_000)
+    body = {"model": "kappa-image-1", "prompt": "a fox", "size": "1024x1024", "quality": "high"}
+    first = await client.post("/v1/images/generations", headers=bearer(alice), json=body)
+    assert first.status_code == 200, first.text
+    # Reserved before the call: the 4,160 output tokens a high-quality square picture is billed as.
+    assert int(first.headers["x-ratelimit-remaining-tokens"]) <= 5_000 - 4_160
+    await settled()
+    second = await client.post("/v1/images/generations", headers=bearer(alice), json=body)
+    assert second.status_code == 429, second.text
+    error = second.json()["error"]
+    assert error["code"] == "rate_limit_exceeded" and error["type"] == "tokens"
+    low = await client.post("/v1/images/generations", headers=bearer(alice), json={**body, "quality": "low"})
+    assert low.status_code == 200, low.text  # 272 tokens still fit
+
+
+async def test_a_token_priced_model_on_the_images_route_reserves_its_cost_against_a_budget(client, alice, backend):  # noqa: F811
+    await budget_for(alice, "0.05")  # one 1K picture of this model is billed about 1,290 tokens at $60 a million
+    refused = await client.post("/v1/images/generations", headers=bearer(alice),
+                                json={"model": "delta-3.1-flash-image", "prompt": "a fox"})
+    assert refused.status_code == 429, refused.text
+    assert refused.json()["error"]["code"] == "insufficient_quota"
+    assert refused.headers["x-studio-cost-usd"] == "0"
+
+
 async def test_video_is_charged_on_success_and_limited_in_concurrency(client, alice, backend, fast_video):  # noqa: F811
     from studio.models import RateLimit, UsageRecord, VideoTask
 

@@ -17,7 +17,7 @@ from studio.core.entries import ModelEntry, UpstreamEntry
 from studio.core.errors import BadRequest, GatewayError
 from studio.core.images import EDITS, GENERATIONS, ImageEvent, ImageJob, ImageResult, SourceImage
 from studio.core.principal import Principal
-from studio.gateway import admission, routing, snapshot
+from studio.gateway import admission, image_tokens, routing, snapshot
 from studio.gateway.auth import resolve_model
 from studio.gateway.cost import Usage
 from studio.gateway.images import inputs as images_inputs
@@ -80,8 +80,12 @@ async def prepare_generation(principal: Principal, body: dict[str, Any]) -> Admi
 
 async def _admit(principal: Principal, job: AdmittedJob) -> AdmittedJob:
     """Limits and budgets, once the request is known valid: reserve the images it may make."""
-    estimate = Usage(images=[(job.size, job.quality)] * job.count)
-    job.ticket = await admission.admit(principal, job.model, estimate, images=job.count)
+    # The vendors bill the pictures as output tokens too: reserved like a chat's, against a
+    # tokens-per-minute limit and, at a per-token price, a budget.
+    estimate = Usage(input_tokens=image_tokens.prompt_tokens(len(job.prompt.encode())),
+                     output_tokens=image_tokens.per_image(job) * job.count, images=[(job.size, job.quality)] * job.count)
+    job.ticket = await admission.admit(principal, job.model, estimate, images=job.count,
+                                       tokens=estimate.input_tokens + estimate.output_tokens)
     return job
 
 

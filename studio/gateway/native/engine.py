@@ -18,7 +18,7 @@ import orjson
 from studio.core.entries import ModelEntry, UpstreamEntry
 from studio.core.errors import BadRequest, GatewayError
 from studio.core.principal import Principal
-from studio.gateway import admission, recording, routing, snapshot
+from studio.gateway import admission, image_tokens, recording, routing, snapshot
 from studio.gateway.auth import resolve_model
 from studio.gateway.cost import Usage
 from studio.gateway.native import rules as native_rules
@@ -68,15 +68,12 @@ async def prepare(
 
 
 # Output tokens of one image by ``imageConfig.imageSize`` (the vendor bills images as tokens).
-IMAGE_TOKENS = {"512": 1290, "1K": 1290, "2K": 1290, "4K": 2520}
-
-
 def estimate(body: Any, size: int) -> Usage:
     """What a native call will likely use: its prompt bytes as tokens, and one image."""
     config = body.get("generationConfig") if isinstance(body, dict) else None
     image = config.get("imageConfig") if isinstance(config, dict) else None
-    image_size = str(image.get("imageSize") or "1K") if isinstance(image, dict) else "1K"
-    return Usage(input_tokens=size // 4, output_tokens=IMAGE_TOKENS.get(image_size, 2520))
+    image_size = str(image.get("imageSize") or "") if isinstance(image, dict) else ""
+    return Usage(input_tokens=image_tokens.prompt_tokens(size), output_tokens=image_tokens.native_image(image_size))
 
 
 async def generate(call: NativeCall) -> bytes | bytearray:
