@@ -35,13 +35,24 @@ async def test_a_new_key_works_and_a_revoked_one_stops(client, make_account):
     assert (await client.get("/v1/models", headers={"Authorization": f"Bearer {secret}"})).status_code == 401
 
 
-async def test_generations_with_a_team_key_appear_in_the_team_gallery(client, make_account):
+def native_call(secret: str) -> tuple[str, dict, dict]:
+    return NATIVE, BODY, {"x-delta-api-key": secret}
+
+
+def images_call(secret: str) -> tuple[str, dict, dict]:
+    return ("/v1/images/generations", {"model": "kappa-image-1", "prompt": "a lighthouse for the team",
+                                       "quality": "low"}, {"Authorization": f"Bearer {secret}"})
+
+
+@pytest.mark.parametrize("call", [native_call, images_call], ids=["native", "images"])
+async def test_generations_with_a_team_key_appear_in_the_team_gallery(client, make_account, call):
     alice, bob = make_account("alice"), make_account("bob")
     team = make_team(alice.user, "Design", bob=(bob.user, "viewer"))
     web = AsyncClient()
     await web.aforce_login(alice.user)
     secret = await make_key(web, name="team script", team=str(team.id))
-    response = await client.post(NATIVE, json=BODY, headers={"x-delta-api-key": secret})
+    path, body, headers = call(secret)
+    response = await client.post(path, json=body, headers=headers)
     assert response.status_code == 200, response.text
     await recording.drain()
     asset = await Asset.objects.aget(owner=alice.user, is_input=False, is_draft=False)

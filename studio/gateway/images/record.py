@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from django.core.files.base import ContentFile
 from django.db import transaction
 
 from studio.core.errors import GatewayError
@@ -22,8 +21,6 @@ from studio.core.principal import Principal
 from studio.gateway import recording
 from studio.gateway.cost import ZERO, Usage
 from studio.gateway.images.admitted import AdmittedJob
-
-_EXT = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif"}
 
 
 @dataclass(slots=True)
@@ -103,21 +100,13 @@ class ImagesRecord(recording.TimedRecord):
         self.items = []  # release the image bytes
 
     def store_output(self, item: ImageItem, index: int, generation_id: uuid.UUID) -> None:
-        import hashlib
+        from studio.gateway.media.storage import store_bytes
 
-        from studio.gateway.media.storage import image_size, kind_of
-        from studio.models import Asset
-
-        data = item.raw()
-        width, height = image_size(data)
         metadata = {k: v for k, v in (("revised_prompt", item.revised_prompt), ("z_index", item.z_index),
                                       ("name", item.name), ("description", item.description),
                                       ("bounding_box", item.bounding_box)) if v is not None}
-        asset = Asset(id=item.asset_id, kind=kind_of(item.mime), mime=item.mime, bytes=len(data), width=width,
-                      height=height, sha256=hashlib.sha256(data).hexdigest(), owner_id=self.principal.user_id,
-                      team_id=self.principal.team_id, generation_id=generation_id, index=index, metadata=metadata)
-        asset.file.save(f"{asset.id.hex}.{_EXT.get(item.mime, 'bin')}", ContentFile(data), save=False)
-        asset.save()
+        store_bytes(item.raw(), item.mime, owner_id=self.principal.user_id, team_id=self.principal.team_id,
+                    generation_id=generation_id, index=index, metadata=metadata, asset_id=item.asset_id)
 
     def _inputs(self) -> list[tuple[str, SourceImage]]:
         job = self.job

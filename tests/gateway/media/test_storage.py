@@ -67,3 +67,11 @@ def test_dedupe_returns_the_existing_input_of_the_same_bytes(user) -> None:
     without = store_bytes(data, "image/png", owner_id=user.id, is_input=True)
     assert without.id != first.id
     assert Asset.objects.filter(owner=user, sha256=first.sha256).count() == 3
+
+
+def test_a_stored_asset_is_saved_and_can_be_changed_at_once(user) -> None:
+    asset = store_bytes(image_bytes("PNG"), "image/png", owner_id=user.id)
+    asset.metadata = {"input_of": [{"role": "mask"}]}
+    asset.save(update_fields=["metadata"])  # an update of the row just written, not a second insert
+    assert Asset.objects.get(id=asset.id).metadata == {"input_of": [{"role": "mask"}]}
+    assert Asset.objects.count() == 1
