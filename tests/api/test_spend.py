@@ -110,6 +110,23 @@ async def test_images_stream_carries_the_cost_in_its_completed_event(client, ali
     assert (await Generation.objects.aget(user=alice.user)).cost_usd == Decimal("0.011")
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["buffered", "streamed"])
+async def test_an_auto_size_is_priced_as_the_size_the_vendor_made(client, alice, stream):
+    from studio.models import Generation
+
+    response = await client.post("/v1/images/generations", headers=bearer(alice), json={
+        "model": "kappa-image-1", "prompt": "a blue whale", "quality": "low", "stream": stream})  # size: auto
+    assert response.status_code == 200, response.text
+    if stream:
+        name, completed = sse(response.text)[-1]
+        assert completed["usage"]["cost_usd"] == pytest.approx(0.011)
+    else:
+        assert response.json()["size"] == "1024x1024"  # the vendor's choice, which it bills
+        assert response.headers["x-studio-cost-usd"] == "0.011"  # not the catch-all price of an unknown size
+    await settled()
+    assert (await Generation.objects.aget(user=alice.user)).cost_usd == Decimal("0.011")
+
+
 async def test_layered_images_stream_carries_the_cost_in_its_completed_event(client, alice):
     response = await client.post("/v1/images/generations", headers=bearer(alice), json={
         "model": "sigma-5.0-image", "prompt": "three images of a growing flower", "size": "1K", "stream": True,

@@ -158,7 +158,7 @@ async def run(principal: Principal, job: AdmittedJob) -> tuple[ImageResult, Imag
     record.upstream_id = upstream.id
     record.first_chunk()
     record.items = list(result.items)
-    record.usage = result.usage or {}
+    record.usage, record.resolved = result.usage or {}, result.echo
     record.finish()
     return result, record
 
@@ -178,6 +178,7 @@ async def stream(principal: Principal, job: AdmittedJob, record: ImagesRecord) -
                 record.first_chunk()
                 if event.kind == "item" and event.item is not None:
                     record.items.append(event.item)
+                    record.resolved = event.echo or record.resolved
                 elif event.kind == "completed":
                     record.usage = event.usage or {}
                     if job.ticket is not None:  # the final event carries what the call costs

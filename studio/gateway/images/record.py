@@ -41,17 +41,23 @@ class ImagesRecord(recording.TimedRecord):
     preexisting: bool = False
     stored: set[uuid.UUID] = field(default_factory=set)
     extra: dict[str, Any] = field(default_factory=dict)  # studio-only parameters (a compare run)
+    resolved: dict[str, Any] = field(default_factory=dict)  # what the vendor made of ``auto`` (its echo)
     cost_usd: Decimal = ZERO
 
     def counted(self) -> Usage:
-        """Tokens the upstream reported and one (size, quality) per image made."""
+        """Tokens the upstream reported and one (size, quality) per image made: as asked, or, where
+        ``auto`` was asked, as the vendor says it made it (priced like the vendor bills it)."""
         usage = self.usage or {}
         details = usage.get("input_tokens_details")
-        made = sum(1 for item in self.items if item.ok)
+        size, quality = self.job.size, self.job.quality
+        if quality == "auto":
+            quality = str(self.resolved.get("quality") or quality)
+        made = [(str(item.size or self.resolved.get("size") or size) if size == "auto" else size, quality)
+                for item in self.items if item.ok]
         return Usage(input_tokens=int(usage.get("input_tokens") or 0),
                      output_tokens=int(usage.get("output_tokens") or 0),
                      cached_tokens=int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
-                     images=[(self.job.size, self.job.quality)] * made)
+                     images=made)
 
     def charge(self) -> None:
         if self.job.ticket is not None:
