@@ -263,8 +263,8 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
 
 def insert_objects(objects: list[models.Model]) -> None:
     """Insert new instances of one model as ``insert_rows`` does and mark them saved, as
-    ``bulk_create`` does: for rows written once by a recorder, whose fields (a stored file
-    included) are all set already, and which no signal receiver waits for."""
+    ``bulk_create`` does: for new rows whose fields (a stored file included) are all set
+    already, of a model that no ``save()`` override or signal receiver needs to see."""
     if not objects:
         return
     model = type(objects[0])
