@@ -125,9 +125,13 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL lets the in-process worker write while pages read.
+    # WAL lets the in-process worker write while pages read. A transaction takes the write lock when
+    # it begins (IMMEDIATE), so a writer waits up to the timeout for another one: a deferred
+    # transaction that read first and then writes after another connection committed fails at once
+    # with "database is locked", whatever the timeout.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", "timeout": 20}
+        {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", "timeout": 20,
+         "transaction_mode": "IMMEDIATE"}
     )
     # Tests use a file too: an in-memory database shared between threads locks whole tables and
     # ignores the busy timeout, while a file in WAL mode lets the live server's threads wait.

@@ -178,7 +178,7 @@ def live_asgi(transactional_db) -> Iterator[str]:
         time.sleep(0.02)
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
-    thread.join(timeout=10)
+    thread.join(timeout=30)  # its worker's last writes finish before the next test's set-up
 
 
 def _has_sansio() -> bool:
