@@ -17,9 +17,9 @@ from studio.core.errors import BadRequest, GatewayError
 from studio.core.principal import Principal
 from studio.gateway.jobs.base import StudioJob, asset_url
 from studio.gateway.jobs.inputs import InputImage
-from studio.gateway.media.storage import store_bytes
+from studio.gateway.media.storage import store_base64, store_bytes
 from studio.gateway.native import engine as native_image
-from studio.gateway.native.frames import inline_bytes, parse_frame
+from studio.gateway.native.frames import BigString, inline_bytes, parse_frame
 from studio.gateway.native.result import NativeResult, inline_data
 
 logger = logging.getLogger(__name__)
@@ -104,12 +104,11 @@ class NativeJob(StudioJob):
         inline = inline_data(part)
         if inline is None:
             return
+        mime = str(inline.get("mimeType") or inline.get("mime_type") or "image/png")
         try:
-            data = inline_bytes(inline.get("data") or "")
+            asset = await sync_to_async(_store_output)(self, inline.get("data") or "", mime, thought)
         except GatewayError:
             return
-        mime = str(inline.get("mimeType") or inline.get("mime_type") or "image/png")
-        asset = await sync_to_async(_store_output)(self, data, mime, thought)
         if not thought:
             self.final_count += 1
             self.outputs.append(asset.id)
@@ -120,7 +119,9 @@ class NativeJob(StudioJob):
         })
 
 
-def _store_output(job: NativeJob, data: bytes, mime: str, thought: bool):
-    return store_bytes(data, mime, owner_id=job.principal.user_id, team_id=job.principal.team_id,
-                       generation_id=job.id, index=job.final_count, is_draft=thought,
-                       metadata={"part_index": job.part_count})
+def _store_output(job: NativeJob, data: str | BigString, mime: str, thought: bool):
+    where = dict(owner_id=job.principal.user_id, team_id=job.principal.team_id, generation_id=job.id,
+                 index=job.final_count, is_draft=thought, metadata={"part_index": job.part_count})
+    if isinstance(data, BigString):  # decoded from the frame into the file, a piece at a time
+        return store_base64(data.raw(), data.decode_base64, mime, **where)
+    return store_bytes(inline_bytes(data), mime, **where)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import io
 import mimetypes
 import uuid
+from collections.abc import Callable, Iterator
 
-from django.core.files.base import ContentFile
+from django.core.files.base import ContentFile, File
 from PIL import Image
 
 from studio.gateway import recording
+from studio.gateway.media.inline import b64decode_strict
 from studio.models import Asset, AssetKind, Visibility
 
 _EXTENSIONS = {"image/jpeg": "jpg", "image/png": "png", "image/webp": "webp", "video/mp4": "mp4"}
@@ -48,14 +51,122 @@ def store_bytes(
         if existing is not None:
             return existing
     width, height = image_size(data) if mime.startswith("image/") else (None, None)
-    asset = Asset(
-        id=asset_id or uuid.uuid4(), kind=kind_of(mime), mime=mime, bytes=len(data), width=width, height=height, sha256=digest,
-        owner_id=owner_id, team_id=team_id, generation_id=generation_id, index=index, is_input=is_input, is_draft=is_draft,
-        metadata=metadata or {},
+    asset = _new_asset(mime, owner_id=owner_id, team_id=team_id, generation_id=generation_id, index=index,
+                       is_input=is_input, is_draft=is_draft, metadata=metadata, asset_id=asset_id)
+    asset.bytes, asset.width, asset.height, asset.sha256 = len(data), width, height, digest
+    asset.file.save(_file_name(asset), WholeContent(data), save=False)
+    recording.insert_objects([asset])
+    return asset
+
+
+class Base64Content(File):
+    """The bytes a base64 text encodes, decoded a piece at a time as the storage reads them: a
+    4K picture's 11 MB never exist whole in memory next to the 15 MB of base64 they come from.
+    A file system storage writes each piece as it is decoded (``chunks``); an S3 storage reads
+    the file object (``read``). The length and SHA-256 are known once it has been read.
+
+    Clean standard base64 (what vendors send) is decoded strictly, piece by piece; at the first
+    piece that is not, the rest comes from ``whole``, the tolerant decoder of the whole text (the
+    pieces before it held only the standard alphabet, so they are the same bytes either way)."""
+
+    PIECE = 1 << 20  # base64 characters per piece: a multiple of 4, so only the last one is padded
+
+    def __init__(self, text: memoryview, whole: Callable[[], bytes]) -> None:
+        super().__init__(None, name=None)
+        self.text, self.whole = text, whole
+        self.length = 0
+        self.hash = hashlib.sha256()
+        self.pieces = self._decoded()
+        self.head = next(self.pieces, b"")  # decoded at once: a picture's header is in it
+        self.pending = b""
+
+    def _decoded(self) -> Iterator[bytes]:
+        text, piece = self.text, self.PIECE
+        done = 0
+        for start in range(0, len(text), piece):
+            try:
+                chunk = b64decode_strict(text[start:start + piece])
+            except binascii.Error:
+                chunk = self.whole()[done:]
+                if chunk:
+                    yield chunk
+                return
+            done += len(chunk)
+            yield chunk
+
+    def _next(self) -> bytes:
+        if self.head:
+            chunk, self.head = self.head, b""
+        else:
+            chunk = next(self.pieces, b"")
+        self.length += len(chunk)
+        self.hash.update(chunk)
+        return chunk
+
+    def chunks(self, chunk_size: int | None = None) -> Iterator[bytes]:
+        while chunk := self._next():
+            yield chunk
+
+    def read(self, size: int | None = -1) -> bytes:
+        parts, have = [self.pending], len(self.pending)
+        while size is None or size < 0 or have < size:
+            chunk = self._next()
+            if not chunk:
+                break
+            parts.append(chunk)
+            have += len(chunk)
+        data = b"".join(parts)
+        if size is None or size < 0:
+            self.pending = b""
+            return data
+        self.pending = data[size:]
+        return data[:size]
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.pending = b""
+
+
+def store_base64(
+    text: memoryview, whole: Callable[[], bytes], mime: str, *, owner_id: int, team_id: int | None = None,
+    generation_id: uuid.UUID | None = None, index: int = 0, is_draft: bool = False, metadata: dict | None = None,
+) -> Asset:
+    """Store the picture a base64 text encodes, decoded piece by piece into the storage (see
+    :class:`Base64Content`): an output as ``store_bytes`` stores it, without its whole bytes in
+    memory. ``whole`` decodes the whole text tolerantly (a typed error if it is not base64)."""
+    content = Base64Content(text, whole)
+    width, height = image_size(content.head) if mime.startswith("image/") else (None, None)
+    asset = _new_asset(mime, owner_id=owner_id, team_id=team_id, generation_id=generation_id, index=index,
+                       is_input=False, is_draft=is_draft, metadata=metadata, asset_id=None)
+    asset.width, asset.height = width, height
+    name = _file_name(asset)
+    try:
+        asset.file.save(name, content, save=False)
+    except Exception:
+        asset.file.storage.delete(asset.file.field.generate_filename(asset, name))  # a part written
+        raise
+    asset.bytes, asset.sha256 = content.length, content.hash.hexdigest()
+    recording.insert_objects([asset])
+    return asset
+
+
+def _new_asset(
+    mime: str, *, owner_id: int, team_id: int | None, generation_id: uuid.UUID | None, index: int,
+    is_input: bool, is_draft: bool, metadata: dict | None, asset_id: uuid.UUID | None,
+) -> Asset:
+    return Asset(
+        id=asset_id or uuid.uuid4(), kind=kind_of(mime), mime=mime, owner_id=owner_id, team_id=team_id,
+        generation_id=generation_id, index=index, is_input=is_input, is_draft=is_draft, metadata=metadata or {},
         # Made with a team's key: it belongs in that team's gallery.
         visibility=Visibility.TEAM if team_id is not None else Visibility.PRIVATE,
     )
-    ext = _EXTENSIONS.get(mime) or (mimetypes.guess_extension(mime) or ".bin").lstrip(".")
-    asset.file.save(f"{asset.id.hex}.{ext}", WholeContent(data), save=False)
-    recording.insert_objects([asset])
-    return asset
+
+
+def _file_name(asset: Asset) -> str:
+    ext = _EXTENSIONS.get(asset.mime) or (mimetypes.guess_extension(asset.mime) or ".bin").lstrip(".")
+    return f"{asset.id.hex}.{ext}"

@@ -22,7 +22,7 @@ from studio.core.principal import Principal
 from studio.gateway import recording
 from studio.gateway.admission import Ticket
 from studio.gateway.cost import ZERO, Usage, display
-from studio.gateway.native.frames import parse_frame
+from studio.gateway.native.frames import BigString, parse_frame
 from studio.gateway.native.result import NativeResult, inline_data, prompt_of, usage_counts
 
 
@@ -87,7 +87,7 @@ class NativeRecord(recording.TimedRecord):
 
     # -- persisted in the recorder's worker thread -------------------------------------------------
     def persist(self) -> None:
-        from studio.gateway.media.storage import store_bytes
+        from studio.gateway.media.storage import store_base64, store_bytes
         from studio.models import Generation, GenerationStatus, UsageRecord
 
         result = self.result()
@@ -118,13 +118,15 @@ class NativeRecord(recording.TimedRecord):
             for index, image in enumerate(finals):
                 if image.part_index in self.stored_outputs:
                     continue
+                where = dict(owner_id=principal.user_id, team_id=principal.team_id,
+                             generation_id=self.generation_id, index=index, metadata={"part_index": image.part_index})
                 try:
-                    data = image.decode()  # straight from the frame's bytes, once
+                    if isinstance(image.data, BigString):  # decoded from the frame into the file, a piece at a time
+                        store_base64(image.data.raw(), image.decode, image.mime, **where)
+                    else:
+                        store_bytes(image.decode(), image.mime, **where)
                 except GatewayError:
                     continue
-                store_bytes(data, image.mime, owner_id=principal.user_id, team_id=principal.team_id,
-                            generation_id=self.generation_id, index=index,
-                            metadata={"part_index": image.part_index})
             self.store_inputs(self.generation_id)
             prompt_tokens, output_tokens, total = usage_counts(result.usage)
             recording.insert_rows(UsageRecord, [dict(

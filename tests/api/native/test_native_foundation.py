@@ -288,15 +288,19 @@ async def test_a_generation_whose_first_write_fails_keeps_its_image_for_the_retr
     from studio.models import Asset, Generation
 
     settings.STUDIO_RECORDER_RETRY_DELAYS = (0.01, 0.01)
-    real, calls = storage.store_bytes, []
+    calls = []
 
-    def store_once_failing(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 1:
-            raise OSError("storage unavailable")
-        return real(*args, **kwargs)
+    def failing_once(real):
+        def store(*args, **kwargs):
+            calls.append(1)
+            if len(calls) == 1:
+                raise OSError("storage unavailable")
+            return real(*args, **kwargs)
+        return store
 
-    monkeypatch.setattr(storage, "store_bytes", store_once_failing)
+    # A big picture is stored from its base64 in pieces, a small one from its bytes.
+    monkeypatch.setattr(storage, "store_bytes", failing_once(storage.store_bytes))
+    monkeypatch.setattr(storage, "store_base64", failing_once(storage.store_base64))
     response = await client.post(URL.format(model="delta-3.1-flash-lite-image"), json=text_body("a blue teapot"),
                                  headers={"x-delta-api-key": alice.secret})
     assert response.status_code == 200
