@@ -72,3 +72,61 @@ async def test_frames_of_an_async_byte_stream():
         yield b"1}\n\ndata: {\"b\":2}"
 
     assert [bytes(f) async for f in iter_frames(chunks())] == [b'{"a":1}', b'{"b":2}']
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"])
+def test_long_lines_growing_at_once_grow_in_a_few_steps_and_arrive_whole(newline, monkeypatch):
+    """Several 4K frames arriving at once in one process: each reader appends its chunks in a few
+    large steps (a buffer grown chunk by chunk beside others is copied whole again and again),
+    every frame arrives whole, and the process's count of long lines is back to zero."""
+    monkeypatch.setattr(FrameReader, "long_lines", 0)  # whatever streams of other tests left
+    frames = [b'{"x":"' + bytes([65 + i]) * (6_000_000 + i * 999) + b'"}' for i in range(3)]
+    lines = [b"data: " + f + newline + newline for f in frames]
+    readers = [FrameReader() for _ in lines]
+    got: list[list[bytes]] = [[] for _ in lines]
+    sizes: list[set[int]] = [set() for _ in lines]
+    step = 65_536
+    for start in range(0, max(map(len, lines)), step):
+        for i, (reader, line) in enumerate(zip(readers, lines, strict=True)):
+            got[i] += [bytes(f) for f in reader.feed(line[start:start + step])]
+            if len(reader._buf) > FrameReader.HOLD:
+                sizes[i].add(len(reader._buf))
+    for i, reader in enumerate(readers):
+        got[i] += [bytes(f) for f in reader.close()]  # a last CR may yet be half of a CRLF
+    assert got == [[f] for f in frames]
+    # Past its first 1 MB, a 6 MB line in 64 KB chunks grown chunk by chunk takes some eighty
+    # sizes, each a chance to be moved; here a handful.
+    assert all(len(s) <= 8 for s in sizes), [len(s) for s in sizes]
+    assert FrameReader.long_lines == 0
+
+
+def test_a_lone_long_line_grows_as_it_comes(monkeypatch):
+    monkeypatch.setattr(FrameReader, "long_lines", 0)
+    reader = FrameReader()
+    line = b"data: " + b"B" * 3_000_000
+    for start in range(0, len(line), 65_536):
+        reader.feed(line[start:start + 65_536])
+    assert len(reader._buf) == len(line) and not reader._held  # nothing held apart
+    assert FrameReader.long_lines == 1
+    assert reader.close() == [bytearray(b"B" * 3_000_000)]
+    assert FrameReader.long_lines == 0
+
+
+async def test_a_stream_given_up_inside_a_long_line_is_no_longer_counted(monkeypatch):
+    monkeypatch.setattr(FrameReader, "long_lines", 0)
+
+    async def chunks():
+        yield b"data: " + b"C" * 2_000_000
+        yield b"C" * 65_536
+        raise ConnectionResetError("cut")
+
+    with pytest.raises(ConnectionResetError):
+        async for _ in iter_frames(chunks()):
+            pass
+    assert FrameReader.long_lines == 0
+    frames = iter_frames(chunks())
+    task = frames.__anext__()
+    with pytest.raises(ConnectionResetError):
+        await task
+    await frames.aclose()
+    assert FrameReader.long_lines == 0
