@@ -24,7 +24,7 @@ from decimal import Decimal
 from studio.core.entries import BudgetEntry, ModelEntry, PriceEntry, Snapshot
 from studio.core.principal import Principal
 from studio.gateway import budget_alerts, budgets, clock, counters, limits, prices, snapshot
-from studio.gateway.cost import ZERO, Usage, compute, from_nano, to_nano
+from studio.gateway.cost import ZERO, Usage, compute, compute_nano, from_nano
 
 logger = logging.getLogger(__name__)
 
@@ -75,10 +75,11 @@ class Ticket:
         if self.cost is not None:
             return self.cost
         self.usage, self.upstream_id = usage, upstream_id
-        self.cost = ZERO if usage is None else compute(self.price(upstream_id), usage)
-        tokens = 0 if usage is None else usage.input_tokens + usage.output_tokens
+        nano = 0 if usage is None else compute_nano(self.price(upstream_id), usage)
+        self.cost = ZERO if usage is None else from_nano(nano)
         if self.holds or self.token_keys:
-            settle_later(self.holds, to_nano(self.cost) - self.reserved_nano,
+            tokens = 0 if usage is None else usage.input_tokens + usage.output_tokens
+            settle_later(self.holds, nano - self.reserved_nano,
                          [(k, tokens - self.reserved_tokens) for k in self.token_keys])
         return self.cost
 
@@ -172,8 +173,8 @@ async def admit(principal: Principal, model: ModelEntry, estimate: Usage, *, tok
     found_limits = limits.entries_for(snap, principal, model.model_id)
     if not found_budgets and not found_limits:
         return ticket
-    ticket.estimate = compute(prices.find(ticket.prices, None, now), estimate)
-    reserve = to_nano(ticket.estimate)
+    reserve = compute_nano(prices.find(ticket.prices, None, now), estimate)
+    ticket.estimate = from_nano(reserve)
     plan = limits.plan(found_limits, principal.key_id or 0, requests=1, tokens=tokens, images=images, now=now)
     budget_checks, holds = budgets.checks(found_budgets, reserve, now)
     try:
