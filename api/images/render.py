@@ -5,18 +5,17 @@ layered/sequential extension body and its events (``partial_succeeded``/``partia
 
 from __future__ import annotations
 
-import io
 import time
 from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
 
 import orjson
-from PIL import Image
 
 from studio.core import streams
 from studio.core.images import EDITS, ImageEvent, ImageItem, ImageJob, ImageResult
 from studio.gateway.media.links import signed_url
+from studio.gateway.media.storage import item_size as picture_size
 
 DONE = (None, b"[DONE]")
 Frame = tuple[str | None, bytes]
@@ -55,11 +54,8 @@ def item_size(item: ImageItem | None) -> str | None:
         return None
     if _concrete(item.size):
         return item.size
-    try:
-        with Image.open(io.BytesIO(item.raw())) as picture:
-            return f"{picture.width}x{picture.height}"
-    except (OSError, ValueError):
-        return None
+    width, height = picture_size(item)  # from the header: the pixels are never decoded here
+    return f"{width}x{height}" if width is not None else None
 
 
 def echo_of(job: ImageJob, echo: dict[str, Any], item: ImageItem | None = None) -> dict[str, Any]:

@@ -107,10 +107,23 @@ class ImageItem:
     error: dict[str, Any] | None = None
     asset_id: uuid.UUID = field(default_factory=uuid.uuid4)
 
+    # Base64 characters ``head`` decodes: 48 KB of picture, where its format puts its size.
+    HEAD = 64 * 1024
+
     def raw(self) -> bytes:
         if self.data is None:
             self.data = base64.b64decode(self.b64 or "")
         return self.data
+
+    def head(self) -> bytes:
+        """The first bytes of the picture (its header), without decoding the whole of its base64;
+        all of it when it is short or not clean base64."""
+        if self.data is not None or self.b64 is None or len(self.b64) <= self.HEAD:
+            return self.raw()
+        try:
+            return base64.b64decode(self.b64[:self.HEAD], validate=True)
+        except ValueError:  # binascii.Error, or characters outside ASCII
+            return self.raw()
 
     def b64_text(self) -> str:
         if self.b64 is None:

@@ -106,13 +106,13 @@ class ImagesRecord(recording.TimedRecord):
         self.items = []  # release the image bytes
 
     def store_output(self, item: ImageItem, index: int, generation_id: uuid.UUID) -> None:
-        from studio.gateway.media.storage import store_bytes
+        from studio.gateway.media.storage import store_item
 
         metadata = {k: v for k, v in (("revised_prompt", item.revised_prompt), ("z_index", item.z_index),
                                       ("name", item.name), ("description", item.description),
                                       ("bounding_box", item.bounding_box)) if v is not None}
-        store_bytes(item.raw(), item.mime, owner_id=self.principal.user_id, team_id=self.principal.team_id,
-                    generation_id=generation_id, index=index, metadata=metadata, asset_id=item.asset_id)
+        store_item(item, owner_id=self.principal.user_id, team_id=self.principal.team_id,
+                   generation_id=generation_id, index=index, metadata=metadata, asset_id=item.asset_id)
 
     def _inputs(self) -> list[tuple[str, SourceImage]]:
         job = self.job

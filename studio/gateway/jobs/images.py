@@ -21,7 +21,7 @@ from studio.gateway.images import engine as images_engine
 from studio.gateway.images.record import ImagesRecord
 from studio.gateway.jobs.base import StudioJob, asset_url
 from studio.gateway.jobs.inputs import InputImage
-from studio.gateway.media.storage import store_bytes
+from studio.gateway.media.storage import store_item
 
 # Form control → request field, for the values passed on as they are (the engine validates them).
 PLAIN_OPTIONS = ("size", "quality", "output_format", "background")
@@ -113,8 +113,8 @@ class ImagesJob(StudioJob):
     async def on_partial(self, event: ImageEvent) -> None:
         item = event.item
         assert item is not None
-        asset = await sync_to_async(store_bytes)(
-            item.raw(), item.mime, owner_id=self.principal.user_id, team_id=self.principal.team_id,
+        asset = await sync_to_async(store_item)(
+            item, owner_id=self.principal.user_id, team_id=self.principal.team_id,
             generation_id=self.id, index=event.index, is_draft=True,
             metadata={"partial_image_index": event.partial_index})
         await self.emit("job.partial", {
@@ -142,6 +142,6 @@ class ImagesJob(StudioJob):
 
 
 def _size_of(item: ImageItem) -> tuple[int | None, int | None]:
-    from studio.gateway.media.storage import image_size
+    from studio.gateway.media.storage import item_size
 
-    return image_size(item.raw())
+    return item_size(item)

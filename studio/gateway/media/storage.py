@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from django.core.files.base import ContentFile, File
 from PIL import Image
 
+from studio.core.images import ImageItem
 from studio.gateway import recording
 from studio.gateway.media.inline import b64decode_strict
 from studio.models import Asset, AssetKind, Visibility
@@ -38,6 +39,16 @@ def image_size(data: bytes) -> tuple[int | None, int | None]:
             return im.width, im.height
     except Exception:
         return None, None
+
+
+def item_size(item: ImageItem) -> tuple[int | None, int | None]:
+    """The width and height of a result image, read from the header at the start of its base64
+    (the whole picture is decoded only when its header is longer than that)."""
+    head = item.head()
+    found = image_size(head)
+    if found[0] is None and item.data is None:
+        found = image_size(item.raw())
+    return found
 
 
 def store_bytes(
@@ -71,7 +82,7 @@ class Base64Content(File):
 
     PIECE = 1 << 20  # base64 characters per piece: a multiple of 4, so only the last one is padded
 
-    def __init__(self, text: memoryview, whole: Callable[[], bytes]) -> None:
+    def __init__(self, text: memoryview | str, whole: Callable[[], bytes]) -> None:
         super().__init__(None, name=None)
         self.text, self.whole = text, whole
         self.length = 0
@@ -133,8 +144,9 @@ class Base64Content(File):
 
 
 def store_base64(
-    text: memoryview, whole: Callable[[], bytes], mime: str, *, owner_id: int, team_id: int | None = None,
+    text: memoryview | str, whole: Callable[[], bytes], mime: str, *, owner_id: int, team_id: int | None = None,
     generation_id: uuid.UUID | None = None, index: int = 0, is_draft: bool = False, metadata: dict | None = None,
+    asset_id: uuid.UUID | None = None,
 ) -> Asset:
     """Store the picture a base64 text encodes, decoded piece by piece into the storage (see
     :class:`Base64Content`): an output as ``store_bytes`` stores it, without its whole bytes in
@@ -142,7 +154,7 @@ def store_base64(
     content = Base64Content(text, whole)
     width, height = image_size(content.head) if mime.startswith("image/") else (None, None)
     asset = _new_asset(mime, owner_id=owner_id, team_id=team_id, generation_id=generation_id, index=index,
-                       is_input=False, is_draft=is_draft, metadata=metadata, asset_id=None)
+                       is_input=False, is_draft=is_draft, metadata=metadata, asset_id=asset_id)
     asset.width, asset.height = width, height
     name = _file_name(asset)
     try:
@@ -153,6 +165,19 @@ def store_base64(
     asset.bytes, asset.sha256 = content.length, content.hash.hexdigest()
     recording.insert_objects([asset])
     return asset
+
+
+def store_item(
+    item: ImageItem, *, owner_id: int, team_id: int | None = None, generation_id: uuid.UUID | None = None,
+    index: int = 0, is_draft: bool = False, metadata: dict | None = None, asset_id: uuid.UUID | None = None,
+) -> Asset:
+    """Store a result image: from its base64 a piece at a time when it came as base64 (the decoded
+    picture never held whole beside it), else from its bytes."""
+    where = {"owner_id": owner_id, "team_id": team_id, "generation_id": generation_id, "index": index,
+             "is_draft": is_draft, "metadata": metadata, "asset_id": asset_id}
+    if item.data is None and item.b64 and len(item.b64) > Base64Content.PIECE:
+        return store_base64(item.b64, item.raw, item.mime, **where)
+    return store_bytes(item.raw(), item.mime, **where)
 
 
 def _new_asset(

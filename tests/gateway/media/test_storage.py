@@ -12,7 +12,16 @@ from pathlib import Path
 import pytest
 
 from studio.core.errors import GatewayError
-from studio.gateway.media.storage import Base64Content, image_size, kind_of, store_base64, store_bytes
+from studio.core.images import ImageItem
+from studio.gateway.media.storage import (
+    Base64Content,
+    image_size,
+    item_size,
+    kind_of,
+    store_base64,
+    store_bytes,
+    store_item,
+)
 from studio.gateway.native.frames import BigString, parse_frame
 from studio.models import Asset, AssetKind, Membership, Team, Visibility
 from tests.gateway.media.samples import image_bytes
@@ -114,6 +123,43 @@ def test_a_picture_is_stored_from_its_base64_without_its_whole_bytes_in_memory(u
     assert stored.sha256 == hashlib.sha256(data).hexdigest() and stored.metadata == {"part_index": 3}
     with stored.file.open("rb") as handle:
         assert handle.read() == data
+
+
+def test_a_result_image_in_base64_is_stored_without_its_whole_bytes_in_memory(user) -> None:
+    """An OpenAI-style ``b64_json`` picture (``/v1/images``) is stored and sized from its base64."""
+    data = big_picture(12 << 20)
+    item = ImageItem(b64=base64.b64encode(data).decode("ascii"), mime="image/png")
+    tracemalloc.start()
+    try:
+        size = item_size(item)
+        asset = store_item(item, owner_id=user.id, index=2, asset_id=item.asset_id)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert size == (40, 30)
+    assert peak < len(data) // 4 and item.data is None  # never decoded whole
+    stored = Asset.objects.get(id=item.asset_id)  # the id a signed URL was made with
+    assert (stored.id, stored.bytes, stored.width, stored.height, stored.index) == (asset.id, len(data), 40, 30, 2)
+    assert stored.sha256 == hashlib.sha256(data).hexdigest()
+    with stored.file.open("rb") as handle:
+        assert handle.read() == data
+
+
+def test_a_result_image_whose_header_is_long_or_whose_base64_is_wrapped_is_still_sized_and_stored(user) -> None:
+    # A JPEG whose size comes after 200 KB of metadata: past the start ``head`` decodes.
+    picture = image_bytes("JPEG", (33, 21), icc_profile=os.urandom(200_000))
+    long_header = ImageItem(b64=base64.b64encode(picture).decode("ascii"), mime="image/jpeg")
+    assert item_size(long_header) == (33, 21)
+    # Base64 wrapped at 76 characters (MIME style): decoded as before, tolerantly.
+    data = big_picture(3 << 20)
+    wrapped = ImageItem(b64=base64.encodebytes(data).decode("ascii"), mime="image/png")
+    assert item_size(wrapped) == (40, 30)
+    stored = Asset.objects.get(id=store_item(wrapped, owner_id=user.id).id)
+    assert stored.sha256 == hashlib.sha256(data).hexdigest() and stored.bytes == len(data)
+    # A small picture, or one given as bytes, goes the whole way as before.
+    small = ImageItem(data=image_bytes("PNG", (5, 6)), mime="image/png")
+    assert item_size(small) == (5, 6)
+    assert Asset.objects.get(id=store_item(small, owner_id=user.id).id).width == 5
 
 
 def test_base64_that_turns_tolerant_partway_is_stored_whole(user, monkeypatch) -> None:
