@@ -5,8 +5,7 @@ the live budget counters count integer nano-dollars (``to_nano``). ``compute_nan
 cost in whole nano-dollars (rounded up), worked out in integers where the price allows it: rates
 of whole nano-dollars (per million tokens, per image, per request), which every price of up to
 nine decimal places is. Admission and settlement use it: they need nano-dollars, and the
-``Decimal`` arithmetic of a call's estimate and its charge was a tenth of what limits and budgets
-add to a call.
+``Decimal`` arithmetic of a call's estimate and its charge was about a sixth of their own cost.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ big frame handed over in the buffer it was read into."""
 
 from __future__ import annotations
 
+import asyncio
 import tracemalloc
 
 import pytest
@@ -120,13 +121,28 @@ async def test_a_stream_given_up_inside_a_long_line_is_no_longer_counted(monkeyp
         yield b"C" * 65_536
         raise ConnectionResetError("cut")
 
-    with pytest.raises(ConnectionResetError):
+    with pytest.raises(ConnectionResetError):  # the upstream cut the stream
         async for _ in iter_frames(chunks()):
             pass
     assert FrameReader.long_lines == 0
-    frames = iter_frames(chunks())
-    task = frames.__anext__()
-    with pytest.raises(ConnectionResetError):
+
+    async def stalled():
+        yield b"data: " + b"D" * 2_000_000
+        yield b"D" * 65_536
+        await asyncio.Event().wait()  # the rest never comes
+        yield b""
+
+    async def read() -> None:
+        async for _ in iter_frames(stalled()):
+            pass
+
+    task = asyncio.create_task(read())
+    for _ in range(100):
+        if FrameReader.long_lines:
+            break
+        await asyncio.sleep(0)
+    assert FrameReader.long_lines == 1
+    task.cancel()  # the client left: its request's task is cancelled
+    with pytest.raises(asyncio.CancelledError):
         await task
-    await frames.aclose()
     assert FrameReader.long_lines == 0
