@@ -25,6 +25,10 @@ from bench.processes import LOAD_CORE, Monitor, Server
 from bench.scenarios import SCENARIOS, Request, Scenario
 from bench.targets import DEFAULT_REDIS, TARGETS, Context, Running, install_litellm
 
+# An idle server's RSS is read once it has had no request for this long: longer than a gateway
+# web process keeps the memory of its last frames (``STUDIO_MALLOC_IDLE_SECONDS``: 1 s, so given
+# back 1-2 s after its last request).
+IDLE_SECONDS = 3.0
 # Concurrent streams of the big frame whose extra peak RSS is reported per frame in flight.
 FOUR_STREAMS = 4
 
@@ -109,8 +113,8 @@ def run(options: Options) -> Outcome:
                 stack.callback(running[name].server.stop)
         scenarios = [SCENARIOS[s] for s in options.scenarios]
         available = warm_up(running, scenarios, outcome)
+        time.sleep(IDLE_SECONDS)
         for name, target in running.items():
-            time.sleep(0.5)
             outcome.idle_rss[name] = target.server.rss_bytes()
         for round_no in range(1, options.rounds + 1):
             for scenario in scenarios:

@@ -285,7 +285,8 @@ class Lifespan:
         from studio.gateway import events, health, snapshot  # noqa: F401 - health registers its handlers
 
         if memory.keep_freed_memory(settings.STUDIO_MALLOC_KEEP_BYTES):
-            self.release_task = asyncio.get_running_loop().create_task(memory.release_when_idle())
+            self.release_task = asyncio.get_running_loop().create_task(
+                memory.release_when_idle(settings.STUDIO_MALLOC_IDLE_SECONDS))
 
         events.start()  # config changes and breaker state from the other processes
 

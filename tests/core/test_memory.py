@@ -1,5 +1,6 @@
 """The allocator keeps a freed big frame's memory for the next one (glibc), keeps it while a
-request is in flight, gives it back once the process is idle, or is left alone."""
+request is in flight and across short pauses between requests, gives it back once the process is
+idle, or is left alone."""
 
 from __future__ import annotations
 
@@ -56,6 +57,41 @@ def test_a_freed_frame_stays_mapped_for_the_next_one():
     assert idle < 5  # and given back once no request had been in flight for a moment
     tuned, kept, _, _ = kept_after_a_frame(0)
     assert tuned == "False" and kept < 5  # glibc's default: a big block goes back to the system
+
+
+PAUSE = """
+import asyncio, os
+from studio.core import memory
+memory.keep_freed_memory(256 * 1024 * 1024)
+page = os.sysconf("SC_PAGE_SIZE")
+rss = lambda: int(open("/proc/self/statm").read().split()[1]) * page
+before = rss()
+frame = bytearray(b"x") * (20 * 1024 * 1024)
+del frame
+
+async def burst():
+    watcher = asyncio.ensure_future(memory.release_when_idle(0.4))
+    for _ in range(3):  # requests with pauses shorter than the interval between them
+        memory.request_started()
+        await asyncio.sleep(0.05)
+        memory.request_ended()
+        await asyncio.sleep(0.25)
+    during = (rss() - before) // (1024 * 1024)
+    await asyncio.sleep(1.2)  # then idle for longer than twice the interval
+    watcher.cancel()
+    return during
+
+during = asyncio.run(burst())
+print(during, (rss() - before) // (1024 * 1024))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_memory_is_kept_across_pauses_shorter_than_the_idle_interval():
+    out = subprocess.run([sys.executable, "-c", PAUSE], capture_output=True, text=True, check=True)
+    during, idle = (int(v) for v in out.stdout.split())
+    assert during >= 15  # the pauses between requests gave nothing back
+    assert idle < 5  # a longer idle did
 
 
 SETTLE = """
