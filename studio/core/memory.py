@@ -17,9 +17,9 @@ heap back whenever a wave of frames ended together, and the next wave faulted it
 30,000-60,000 page faults every half second under that load, each a fresh page to zero. Given
 back after 0.2 s without a request, it was faulted in again by a burst that followed a short
 pause. Keeping up to 1 GiB, and giving it back after a second without a request, cut the CPU of
-a 4K stream under that load by about a fifth (measured: 80.8 -> 65.7 ms per request, medians of
-three runs), and the process still goes back to its idle size a second or two after its last
-request.
+a 4K stream under that load by about 5% (80.4 -> 76.9 ms per request, medians of three
+interleaved runs), and the process still goes back to its idle size a second or two after its
+last request.
 """
 
 from __future__ import annotations
