@@ -23,7 +23,7 @@ from decimal import Decimal
 
 from studio.core.entries import BudgetEntry, ModelEntry, PriceEntry, Snapshot
 from studio.core.principal import Principal
-from studio.gateway import budget_alerts, budgets, clock, counters, limits, prices, snapshot
+from studio.gateway import budget_alerts, budgets, clock, counters, limits, prices, snapshot, terms
 from studio.gateway.cost import ZERO, Usage, compute, compute_nano, from_nano
 
 logger = logging.getLogger(__name__)
@@ -169,32 +169,30 @@ async def admit(principal: Principal, model: ModelEntry, estimate: Usage, *, tok
     holder = current.get()
     if holder is not None:
         holder.ticket = ticket
-    found_budgets = budgets.applicable(snap, principal)
-    found_limits = limits.entries_for(snap, principal, model.model_id)
-    if not found_budgets and not found_limits:
+    found = terms.terms_for(snap, principal, model.model_id, now)
+    if found is None:
         return ticket
     reserve = compute_nano(prices.find(ticket.prices, None, now), estimate)
     ticket.estimate = from_nano(reserve)
-    plan = limits.plan(found_limits, principal.key_id or 0, requests=1, tokens=tokens, images=images, now=now)
-    budget_checks, holds = budgets.checks(found_budgets, reserve, now)
+    shape = found.shape(images)
+    checks = found.checks(shape, tokens=tokens, images=images, reserve_nano=reserve, now=now)
     try:
-        outcome = await counters.get().apply(plan.checks + budget_checks)
+        outcome = await counters.get().apply(checks)
     except Exception:  # the counters are unreachable: serve rather than refuse everyone
         logger.warning("spend counters unavailable; admitting without limits", exc_info=True)
         return ticket
-    n = len(plan.checks)
+    n = len(shape.rows)
     if outcome.refused >= 0:
         i = outcome.refused
         if i < n:
-            seen = limits.windows(plan.rules[:i], outcome.values[:i], outcome.previous[:i], now)
-            raise limits.refusal(plan.rules[i], plan.checks[i].need, outcome.values[i], outcome.previous[i], now,
-                                 seen)
-        hold = holds[i - n]
+            seen = limits.windows(shape.rules[:i], outcome.values[:i], outcome.previous[:i], now)
+            raise limits.refusal(shape.rules[i], checks[i].need, outcome.values[i], outcome.previous[i], now, seen)
+        hold = found.holds[i - n]
         await _alert(hold.budget, "hard", hold, outcome.values[i])
         raise budgets.refusal(hold.budget, now)
-    ticket.holds, ticket.reserved_nano = holds, reserve
-    ticket.token_keys, ticket.reserved_tokens = plan.token_keys, tokens
-    ticket.headers = limits.admitted_headers(plan.rules, outcome.values[:n], outcome.previous[:n], now)
+    ticket.holds, ticket.reserved_nano = found.holds, reserve
+    ticket.token_keys, ticket.reserved_tokens = found.token_keys, tokens
+    ticket.headers = limits.admitted_headers(shape.header_kinds, outcome.values, outcome.previous, now)
     return ticket
 
 

@@ -74,7 +74,7 @@ class Hold:
 
 
 @functools.lru_cache(maxsize=4096)
-def _hold(budget: BudgetEntry, day: int) -> tuple[Hold, int]:
+def hold_of(budget: BudgetEntry, day: int) -> tuple[Hold, int]:
     """A budget's counter on one UTC day and its base (worked out once a day per budget, not per
     call); the counter outlives its period by at least a day."""
     start, end = window(budget.period, day * DAY)
@@ -82,7 +82,7 @@ def _hold(budget: BudgetEntry, day: int) -> tuple[Hold, int]:
             budget.base_nano if budget.base_window == start else 0)
 
 
-# The last ``_hold`` lookups: a principal's budgets are the same objects until the snapshot
+# The last ``hold_of`` lookups: a principal's budgets are the same objects until the snapshot
 # changes, which the comparison finds by identity first (the cache's own lookup hashes every
 # field of each budget); holding them keeps them the same objects.
 _last: tuple = (None, ())  # (key, holds), replaced whole: a thread sees the one or the other
@@ -96,7 +96,7 @@ def checks(entries: list[BudgetEntry], reserve_nano: int, now: float) -> tuple[l
     if last[0] == found:
         held = last[1]
     else:
-        held = tuple(_hold(budget, day) for budget in entries)
+        held = tuple(hold_of(budget, day) for budget in entries)
         _last = (found, held)
     return ([Check(hold.key, hold.budget.limit_nano, need, reserve_nano, hold.ttl, base) for hold, base in held],
             [hold for hold, _ in held])

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from studio.core.entries import LimitEntry, Snapshot
 from studio.core.errors import LimitExceeded
 from studio.core.principal import Principal
-from studio.gateway.counters import Check
 
 MINUTE = 60
 UNIT = {"requests": "rpm", "tokens": "tpm", "images": "ipm"}
@@ -42,13 +41,6 @@ class Window:
     reset: float
 
 
-@dataclass(slots=True)
-class Plan:
-    checks: list[Check] = field(default_factory=list)
-    rules: list[Rule] = field(default_factory=list)
-    token_keys: list[str] = field(default_factory=list)
-
-
 def entries_for(snap: Snapshot, principal: Principal, model_id: str) -> list[tuple[str, LimitEntry]]:
     if principal.key_id is None:
         return []
@@ -61,7 +53,7 @@ def entries_for(snap: Snapshot, principal: Principal, model_id: str) -> list[tup
 
 
 @functools.lru_cache(maxsize=1024)
-def _counters(entries: tuple[tuple[str, LimitEntry], ...], key_id: int,
+def counters_of(entries: tuple[tuple[str, LimitEntry], ...], key_id: int,
               minute: int) -> tuple[tuple[Rule, str, str], ...]:
     """Each limit of ``entries`` with its counter this minute and the previous minute's (worked
     out once a minute per key, not per call)."""
@@ -72,44 +64,6 @@ def _counters(entries: tuple[tuple[str, LimitEntry], ...], key_id: int,
                 base = f"rl:{key_id}:{scope or '*'}:{UNIT[what]}:"
                 out.append((Rule(what, limit, scope), f"{base}{minute}", f"{base}{minute - 1}"))
     return tuple(out)
-
-
-# The last lookup of ``_counters``: a key's entries are the same objects until the snapshot
-# changes, which the comparison finds by identity first (the cache's own lookup hashes every
-# field of each entry); holding them keeps them the same objects.
-_last: tuple = (None, ())  # (key, counters), replaced whole: a thread sees the one or the other
-
-
-def plan(entries: list[tuple[str, LimitEntry]], key_id: int, *, requests: int, tokens: int, images: int,
-         now: float) -> Plan:
-    minute = int(now // MINUTE)
-    weight = 1 - (now - minute * MINUTE) / MINUTE  # the share of the previous minute still counted
-    global _last
-    found = (key_id, minute, *entries)
-    last = _last
-    if last[0] == found:
-        counters = last[1]
-    else:
-        counters = _counters(tuple(entries), key_id, minute)
-        _last = (found, counters)
-    checks: list[Check] = []
-    rules: list[Rule] = []
-    token_keys: list[str] = []
-    for rule, key, previous in counters:
-        what, limit = rule.what, rule.limit
-        if what == "requests":
-            need = amount = requests
-        elif what == "tokens":
-            amount = tokens
-            need = min(amount, limit)  # a call larger than a whole minute's tokens needs an empty window
-            token_keys.append(key)
-        else:
-            if images == 0:
-                continue
-            need = amount = images
-        checks.append(Check(key, limit, need, amount, 2 * MINUTE, 0, previous, weight))
-        rules.append(rule)
-    return Plan(checks, rules, token_keys)
 
 
 def count(value: int, previous: int, now: float) -> int:
@@ -176,25 +130,35 @@ def headers(found: dict[str, Window]) -> dict[str, str]:
     return out
 
 
-def admitted_headers(rules: list[Rule], values: tuple[int, ...], previous: tuple[int, ...],
+# What an admitted call's headers compare for one kind: its header names, and each of its limits'
+# index among the call's checks, its limit and the limit's text.
+HeaderKind = tuple[tuple[str, str, str], tuple[tuple[int, int, str], ...]]
+
+
+def header_kinds(rules: list[Rule]) -> tuple[HeaderKind, ...]:
+    """What ``admitted_headers`` compares for ``rules`` (worked out once per key and minute)."""
+    kinds: dict[str, list[tuple[int, int, str]]] = {}
+    for i, rule in enumerate(rules):
+        kinds.setdefault(rule.what, []).append((i, rule.limit, str(rule.limit)))
+    return tuple((HEADERS[what], tuple(found)) for what, found in kinds.items())
+
+
+def admitted_headers(kinds: tuple[HeaderKind, ...], values: tuple[int, ...], previous: tuple[int, ...],
                      now: float) -> dict[str, str]:
-    """``headers(windows(...))`` of an admitted call in one pass: the reset time is worked out
-    only for the tightest limit of each kind, the one the headers report."""
+    """``headers(windows(...))`` of an admitted call in one pass: for each kind, the limit with the
+    least remaining, and when that one is back to its initial state (worked out only for it)."""
     weight = 1 - (now % MINUTE) / MINUTE
-    tightest: dict[str, tuple[int, int, int, int]] = {}  # what → (remaining, limit, value, previous)
-    for rule, value, prev in zip(rules, values, previous, strict=False):
-        remaining = rule.limit - value - math.floor(prev * weight)  # limit - count(...)
-        if remaining < 0:
-            remaining = 0
-        known = tightest.get(rule.what)
-        if known is None or remaining < known[0]:
-            tightest[rule.what] = (remaining, rule.limit, value, prev)
     out = {}
-    for what, (remaining, limit, value, prev) in tightest.items():
-        names = HEADERS[what]
-        out[names[0]] = str(limit)
-        out[names[1]] = str(remaining)
-        out[names[2]] = duration(reset_in(value, prev, now))
+    for names, candidates in kinds:
+        least = at = -1
+        text = ""
+        for i, limit, limit_text in candidates:
+            remaining = limit - values[i] - math.floor(previous[i] * weight)  # limit - count(...)
+            if at < 0 or remaining < least:
+                least, at, text = remaining, i, limit_text
+        out[names[0]] = text
+        out[names[1]] = str(least if least > 0 else 0)
+        out[names[2]] = duration(reset_in(values[at], previous[at], now))
     return out
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from studio.core.entries import LimitEntry, Snapshot
 from studio.core.errors import LimitExceeded
 from studio.core.principal import Principal
-from studio.gateway import limits
+from studio.gateway import limits, terms
 
 NOW = 1_000_000 * 60 + 45.0  # 45 s into a minute
 
@@ -19,25 +19,33 @@ def test_key_wide_and_per_model_limits_both_apply():
     assert limits.entries_for(snap, Principal(user_id=1), "m") == []  # a studio user has no key limits
 
 
-def test_plan_counts_requests_tokens_and_images_in_this_minutes_window_weighing_the_last():
-    plan = limits.plan([("", LimitEntry(rpm=5, tpm=100, ipm=3))], 10, requests=1, tokens=40, images=2, now=NOW)
-    assert [(r.what, r.limit) for r in plan.rules] == [("requests", 5), ("tokens", 100), ("images", 3)]
-    assert [c.add for c in plan.checks] == [1, 40, 2]
-    assert len({c.key for c in plan.checks}) == 3 and plan.token_keys == [plan.checks[1].key]
-    later = limits.plan([("", LimitEntry(rpm=5))], 10, requests=1, tokens=0, images=0, now=NOW + 60)
-    assert later.checks[0].key != plan.checks[0].key  # a new minute, a new counter
-    assert later.checks[0].previous == plan.checks[0].key  # ...and the old one still counts
-    assert plan.checks[0].weight == 0.25  # 45 s into the minute: a quarter of the last one is inside
+def checks(entry: LimitEntry, *, tokens: int, images: int, now: float = NOW) -> tuple[terms.Terms, list]:
+    snap = Snapshot(limits={(10, ""): entry})
+    found = terms.terms_for(snap, Principal(user_id=1, key_id=10), "m", now)
+    assert found is not None
+    shape = found.shape(images)
+    return found, found.checks(shape, tokens=tokens, images=images, reserve_nano=0, now=now)
+
+
+def test_checks_count_requests_tokens_and_images_in_this_minutes_window_weighing_the_last():
+    found, made = checks(LimitEntry(rpm=5, tpm=100, ipm=3), tokens=40, images=2)
+    assert [(r.what, r.limit) for r in found.shape(2).rules] == [("requests", 5), ("tokens", 100), ("images", 3)]
+    assert [c.add for c in made] == [1, 40, 2]
+    assert len({c.key for c in made}) == 3 and found.token_keys == (made[1].key,)
+    _, later = checks(LimitEntry(rpm=5), tokens=0, images=0, now=NOW + 60)
+    assert later[0].key != made[0].key  # a new minute, a new counter
+    assert later[0].previous == made[0].key  # ...and the old one still counts
+    assert made[0].weight == 0.25  # 45 s into the minute: a quarter of the last one is inside
 
 
 def test_a_call_bigger_than_the_token_limit_needs_only_an_empty_window():
-    plan = limits.plan([("", LimitEntry(tpm=100))], 10, requests=1, tokens=500, images=0, now=NOW)
-    assert (plan.checks[0].need, plan.checks[0].add) == (100, 500)
+    _, made = checks(LimitEntry(tpm=100), tokens=500, images=0)
+    assert (made[0].need, made[0].add) == (100, 500)
 
 
 def test_a_text_call_does_not_touch_the_image_limit():
-    plan = limits.plan([("", LimitEntry(ipm=3))], 10, requests=1, tokens=10, images=0, now=NOW)
-    assert plan.checks == []
+    _, made = checks(LimitEntry(ipm=3), tokens=10, images=0)
+    assert made == []
 
 
 def test_headers_report_the_tightest_window():
@@ -60,7 +68,7 @@ def test_an_admitted_calls_headers_are_those_of_its_windows():
              limits.Rule("tokens", 100, "m")]
     for values, previous in (((3, 40, 1, 30), (0, 0, 0, 0)), ((1, 10, 1, 10), (4, 600, 1, 80)), ((0,) * 4, (0,) * 4)):
         expected = limits.headers(limits.windows(rules, values, previous, NOW))
-        assert limits.admitted_headers(rules, values, previous, NOW) == expected
+        assert limits.admitted_headers(limits.header_kinds(rules), values, previous, NOW) == expected
 
 
 def test_sliding_count_remaining_and_reset():
