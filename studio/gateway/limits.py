@@ -54,7 +54,7 @@ def entries_for(snap: Snapshot, principal: Principal, model_id: str) -> list[tup
 
 @functools.lru_cache(maxsize=1024)
 def counters_of(entries: tuple[tuple[str, LimitEntry], ...], key_id: int,
-              minute: int) -> tuple[tuple[Rule, str, str], ...]:
+                minute: int) -> tuple[tuple[Rule, str, str], ...]:
     """Each limit of ``entries`` with its counter this minute and the previous minute's (worked
     out once a minute per key, not per call)."""
     out = []
