@@ -154,10 +154,12 @@ def admitted_headers(kinds: tuple[HeaderKind, ...], values: tuple[int, ...], pre
         text = ""
         for i, limit, limit_text in candidates:
             remaining = limit - values[i] - math.floor(previous[i] * weight)  # limit - count(...)
+            if remaining < 0:  # as ``windows``: spent limits tie, and the first of them is reported
+                remaining = 0
             if at < 0 or remaining < least:
                 least, at, text = remaining, i, limit_text
         out[names[0]] = text
-        out[names[1]] = str(least if least > 0 else 0)
+        out[names[1]] = str(least)
         out[names[2]] = duration(reset_in(values[at], previous[at], now))
     return out
 

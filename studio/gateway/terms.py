@@ -40,7 +40,6 @@ class Shape:
 @dataclass(frozen=True, slots=True)
 class Terms:
     minute: int
-    day: int
     without_images: Shape
     with_images: Shape
     token_keys: tuple[str, ...]  # the token-limit counters settled after the call
@@ -96,12 +95,6 @@ def terms_for(snap: Snapshot, principal: Principal, model_id: str, now: float) -
     return terms
 
 
-def forget() -> None:
-    """Drop every kept term (tests that change a snapshot in place)."""
-    _kept.clear()
-    _snap[0] = None
-
-
 def _work_out(snap: Snapshot, principal: Principal, model_id: str, minute: int, day: int) -> Terms | None:
     found_limits = limits.entries_for(snap, principal, model_id)
     found_budgets = budgets.applicable(snap, principal)
@@ -110,7 +103,7 @@ def _work_out(snap: Snapshot, principal: Principal, model_id: str, minute: int, 
     rows = limits.counters_of(tuple(found_limits), principal.key_id or 0, minute)
     held = [budgets.hold_of(budget, day) for budget in found_budgets]
     return Terms(
-        minute=minute, day=day,
+        minute=minute,
         without_images=_shape(tuple(row for row in rows if row[0].what != "images")),
         with_images=_shape(rows),
         token_keys=tuple(counter for rule, counter, _ in rows if rule.what == "tokens"),

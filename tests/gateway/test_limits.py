@@ -66,7 +66,8 @@ def test_durations_in_openais_spelling():
 def test_an_admitted_calls_headers_are_those_of_its_windows():
     rules = [limits.Rule("requests", 5, ""), limits.Rule("tokens", 900, ""), limits.Rule("requests", 2, "m"),
              limits.Rule("tokens", 100, "m")]
-    for values, previous in (((3, 40, 1, 30), (0, 0, 0, 0)), ((1, 10, 1, 10), (4, 600, 1, 80)), ((0,) * 4, (0,) * 4)):
+    for values, previous in (((3, 40, 1, 30), (0, 0, 0, 0)), ((1, 10, 1, 10), (4, 600, 1, 80)), ((0,) * 4, (0,) * 4),
+                             ((8, 950, 7, 120), (0, 0, 0, 0))):  # both limits of each kind spent: the first reported
         expected = limits.headers(limits.windows(rules, values, previous, NOW))
         assert limits.admitted_headers(limits.header_kinds(rules), values, previous, NOW) == expected
 
