@@ -198,12 +198,18 @@ async def send_parts(content: AsyncIterator[Any], make_bytes: Callable[[Any], by
 
     Django's ``StreamingHttpResponse.__aiter__`` reads it through two generators of its own (one
     over ``streaming_content``, which converts each part), a frame switch each per part; here a
-    part that is not ``bytes`` yet is converted as Django would. The iterator is closed here when
-    the send ends early (the client left), so the view's clean-up (a cut stream's usage) runs
-    before the request ends, not when the garbage collector finds it."""
+    part that is not ``bytes`` yet is converted as Django would, except a ``memoryview`` (a big
+    body's 1 MiB slices, ``api.native.routes.pieces``): the server writes it as it is (uvicorn's
+    transports take any buffer), where ``bytes(view)`` would copy every byte of a 15 MB picture
+    once more in the event loop's thread. The iterator is closed here when the send ends early
+    (the client left), so the view's clean-up (a cut stream's usage) runs before the request
+    ends, not when the garbage collector finds it."""
     try:
         async for part in content:
-            if type(part) is not bytes:
+            kind = type(part)
+            if kind is bytearray:  # (Django would send its repr)
+                part = bytes(part)
+            elif kind is not bytes and kind is not memoryview:
                 part = make_bytes(part)
             if part:
                 await send({"type": "http.response.body", "body": part, "more_body": True})
