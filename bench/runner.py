@@ -29,6 +29,11 @@ from bench.targets import DEFAULT_REDIS, TARGETS, Context, Running, install_lite
 # web process keeps the memory of its last frames (``STUDIO_MALLOC_IDLE_SECONDS``: 1 s, so given
 # back 1-2 s after its last request).
 IDLE_SECONDS = 3.0
+# Each measurement starts from a server that has been running without a request for this long,
+# with the others paused: a gateway paused right after its last load keeps that load's memory
+# (it cannot give it back while stopped), and it would then be the starting point of its next
+# measurement, hiding the peak of a 4K stream and inflating the RSS of the scenarios after it.
+SETTLE_SECONDS = IDLE_SECONDS
 # Concurrent streams of the big frame whose extra peak RSS is reported per frame in flight.
 FOUR_STREAMS = 4
 
@@ -124,6 +129,7 @@ def run(options: Options) -> Outcome:
                         continue
                     log(f"round {round_no}/{options.rounds}: {scenario.label} on {name}")
                     with only_running(name, running, upstream):
+                        time.sleep(SETTLE_SECONDS)
                         outcome.measurements.append(
                             measure(name, target, scenario, request, round_no, options, tool, workdir))
         outcome.log_tails = {name: target.server.log_tail() for name, target in running.items()}
