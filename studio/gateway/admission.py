@@ -20,11 +20,13 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import NoReturn
 
 from studio.core.entries import BudgetEntry, ModelEntry, PriceEntry, Snapshot
 from studio.core.principal import Principal
 from studio.gateway import budget_alerts, budgets, clock, counters, limits, prices, snapshot, terms
 from studio.gateway.cost import ZERO, Usage, compute, compute_nano, from_nano
+from studio.gateway.counter_types import Check, Outcome
 
 logger = logging.getLogger(__name__)
 
@@ -51,17 +53,22 @@ class Ticket:
     model_id: str
     prices: tuple[PriceEntry, ...]
     at: float  # when the call started: the price in effect then applies
-    estimate: Decimal = ZERO
+    estimate_nano: int = 0  # what it reserved against its budgets (worked out under any)
     # Set once admitted under limits or budgets (a call without any keeps the shared empties).
     holds: Sequence[budgets.Hold] = ()
     reserved_nano: int = 0
     token_keys: Sequence[str] = ()
     reserved_tokens: int = 0
+    settled_keys: tuple[str, ...] = ()  # the holds', then the token limits' counters
     headers: dict[str, str] | None = None  # x-ratelimit-* for the response
     cost: Decimal | None = None
     # Once charged: what the upstream reported (None for a failed call) and which upstream answered.
     usage: Usage | None = None
     upstream_id: int | None = None
+
+    @property
+    def estimate(self) -> Decimal:
+        return from_nano(self.estimate_nano)
 
     def price(self, upstream_id: int | None) -> PriceEntry | None:
         return prices.find(self.prices, upstream_id, self.at)
@@ -77,10 +84,9 @@ class Ticket:
         self.usage, self.upstream_id = usage, upstream_id
         nano = 0 if usage is None else compute_nano(self.price(upstream_id), usage)
         self.cost = ZERO if usage is None else from_nano(nano)
-        if self.holds or self.token_keys:
+        if self.settled_keys:
             tokens = 0 if usage is None else usage.input_tokens + usage.output_tokens
-            settle_later(self.holds, nano - self.reserved_nano,
-                         [(k, tokens - self.reserved_tokens) for k in self.token_keys])
+            settle_later(self.holds, self.settled_keys, nano - self.reserved_nano, tokens - self.reserved_tokens)
         return self.cost
 
 
@@ -108,17 +114,23 @@ def _changes(holds: Sequence[budgets.Hold], delta_nano: int,
     return [(h.key, delta_nano, h.ttl) for h in holds] + [(k, d, 2 * limits.MINUTE) for k, d in token_changes]
 
 
-def settle_later(holds: Sequence[budgets.Hold], delta_nano: int, token_changes: list[tuple[str, int]]) -> None:
-    """``settle`` without a task of its own: queued with the other counter operations of this
-    process, off the response path (a soft alert, rare, gets a task when a budget crosses it)."""
-    changes = _changes(holds, delta_nano, token_changes)
-    if not changes:
-        return
+def settle_later(holds: Sequence[budgets.Hold], keys: tuple[str, ...], delta_nano: int, delta_tokens: int) -> None:
+    """``settle`` without a task of its own: ``keys`` (the holds' counters, then the token
+    limits') change by ``delta_nano`` and ``delta_tokens``, from what this process holds of them
+    or queued with its other counter operations, off the response path (a soft alert, rare, gets
+    a task when a budget crosses it)."""
+    n = len(holds)
     try:
         store = counters.get()
-        store.add_later(changes, lambda values: _settled(holds, values, background=True))
     except RuntimeError:  # no event loop in this thread: settle here
-        asyncio.run(settle(holds, delta_nano, token_changes))
+        asyncio.run(settle(holds, delta_nano, [(key, delta_tokens) for key in keys[n:]]))
+        return
+    values = store.add_held(keys, [delta_nano] * n + [delta_tokens] * (len(keys) - n))
+    if values is not None:
+        _settled(holds, values, background=True)
+        return
+    changes = _changes(holds, delta_nano, [(key, delta_tokens) for key in keys[n:]])
+    store.add_later(changes, lambda values: _settled(holds, values, background=True))
 
 
 async def settle(holds: Sequence[budgets.Hold], delta_nano: int, token_changes: list[tuple[str, int]]) -> None:
@@ -172,28 +184,37 @@ async def admit(principal: Principal, model: ModelEntry, estimate: Usage, *, tok
     found = terms.terms_for(snap, principal, model.model_id, now)
     if found is None:
         return ticket
-    reserve = compute_nano(prices.find(ticket.prices, None, now), estimate)
-    ticket.estimate = from_nano(reserve)
+    reserve = ticket.estimate_nano = compute_nano(prices.find(ticket.prices, None, now), estimate)
     shape = found.shape(images)
-    checks = found.checks(shape, tokens=tokens, images=images, reserve_nano=reserve, now=now)
-    try:
-        outcome = await counters.get().apply(checks)
-    except Exception:  # the counters are unreachable: serve rather than refuse everyone
-        logger.warning("spend counters unavailable; admitting without limits", exc_info=True)
-        return ticket
-    n = len(shape.rows)
-    if outcome.refused >= 0:
-        i = outcome.refused
-        if i < n:
-            seen = limits.windows(shape.rules[:i], outcome.values[:i], outcome.previous[:i], now)
-            raise limits.refusal(shape.rules[i], checks[i].need, outcome.values[i], outcome.previous[i], now, seen)
-        hold = found.holds[i - n]
-        await _alert(hold.budget, "hard", hold, outcome.values[i])
-        raise budgets.refusal(hold.budget, now)
+    store = counters.get()
+    served = store.take(shape.keys, shape.limits, shape.adds(tokens=tokens, images=images, reserve_nano=reserve))
+    if served is None:
+        checks = found.checks(shape, tokens=tokens, images=images, reserve_nano=reserve, now=now)
+        try:
+            outcome = await store.apply(checks)
+        except Exception:  # the counters are unreachable: serve rather than refuse everyone
+            logger.warning("spend counters unavailable; admitting without limits", exc_info=True)
+            return ticket
+        if outcome.refused >= 0:
+            await _refuse(found, shape, checks, outcome, now)
+        served = outcome.values, outcome.previous
     ticket.holds, ticket.reserved_nano = found.holds, reserve
     ticket.token_keys, ticket.reserved_tokens = found.token_keys, tokens
-    ticket.headers = limits.admitted_headers(shape.header_kinds, outcome.values, outcome.previous, now)
+    ticket.settled_keys = found.settled_keys
+    ticket.headers = limits.admitted_headers(shape.header_kinds, served[0], served[1], now)
     return ticket
+
+
+async def _refuse(found: terms.Terms, shape: terms.Shape, checks: list[Check], outcome: Outcome,
+                  now: float) -> NoReturn:
+    """Raise the refusal of the check the counters refused (a hard budget alert first)."""
+    i, n = outcome.refused, len(shape.rows)
+    if i < n:
+        seen = limits.windows(shape.rules[:i], outcome.values[:i], outcome.previous[:i], now)
+        raise limits.refusal(shape.rules[i], checks[i].need, outcome.values[i], outcome.previous[i], now, seen)
+    hold = found.holds[i - n]
+    await _alert(hold.budget, "hard", hold, outcome.values[i])
+    raise budgets.refusal(hold.budget, now)
 
 
 def text_estimate(body_bytes: int, max_tokens: int) -> tuple[Usage, int]:

@@ -71,6 +71,13 @@ class MemoryCounters:
                     self._set(c.key, values[i], c.ttl, now)
             return Outcome(refused, tuple(values), tuple(previous))
 
+    def take(self, keys: tuple[str, ...], limits: Sequence[int],
+             adds: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        return None  # nothing is held ahead: every check is applied
+
+    def add_held(self, keys: tuple[str, ...], deltas: Sequence[int]) -> tuple[int, ...] | None:
+        return None
+
     async def add(self, changes: Sequence[tuple[str, int, int]]) -> tuple[int, ...]:
         return self._add(changes)
 

@@ -47,6 +47,10 @@ class Book:
 
     def __init__(self) -> None:
         self.held: dict[str, Lease] = {}
+        # The leases of the counters a call's terms name together (its checks' keys, or its
+        # settlement's), found once: a call served from them looks up no key. Dropped whenever a
+        # lease ends or starts, so a bundle never holds a lease that is no longer ``held``.
+        self.bundles: dict[tuple[str, ...], tuple[Lease, ...]] = {}
         # Counters with a lease request on its way, and what its answer sets (calls that find
         # no lease for such a counter wait for it rather than each making a round trip).
         self.asking: dict[str, asyncio.Future[None]] = {}
@@ -75,38 +79,57 @@ class Book:
         if not answer.done():
             answer.set_result(None)
 
+    def bundle(self, keys: tuple[str, ...]) -> tuple[Lease, ...] | None:
+        """The leases of ``keys``, in order, or None unless each one is held."""
+        found = self.bundles.get(keys)
+        if found is None:
+            held = self.held
+            try:
+                found = tuple([held[key] for key in keys])
+            except KeyError:
+                return None
+            if len(self.bundles) >= 1024:
+                self.bundles.clear()
+            self.bundles[keys] = found
+        return found
+
     def serve(self, checks: Sequence[Check]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """Hand out each check's ``add`` from what is held: the counters' values and their
         previous windows', or None (and nothing taken) unless every one can be served."""
-        held, now = self.held, time.monotonic()
-        found = []
-        for check in checks:
-            lease = held.get(check.key)
-            if lease is None or lease.left < check.add or lease.limit != check.limit or lease.until <= now:
+        return self.take(tuple([c.key for c in checks]), [c.limit for c in checks], [c.add for c in checks])
+
+    def take(self, keys: tuple[str, ...], limits: Sequence[int],
+             adds: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """``serve`` of the checks of ``keys`` (each under its limit in ``limits``) adding ``adds``,
+        without the checks themselves (a call served here needs none)."""
+        leases = self.bundle(keys)
+        if leases is None:
+            return None
+        now = time.monotonic()
+        for lease, limit, add in zip(leases, limits, adds, strict=True):
+            if lease.left < add or lease.limit != limit or lease.until <= now:
                 return None
-            found.append(lease)
         values, previous = [], []
-        for lease, check in zip(found, checks, strict=True):
-            add = check.add
+        for lease, add in zip(leases, adds, strict=True):
             lease.left -= add
             lease.value += add
             values.append(lease.value)
             previous.append(lease.previous)
         return tuple(values), tuple(previous)
 
-    def absorb(self, changes: Sequence[tuple[str, int, int]]) -> tuple[int, ...] | None:
-        """Settle ``changes`` (``(key, delta, ttl)``) against what is held: a call that used less
-        than it reserved hands the rest back to the lease, one that used more takes it from the
-        lease. The counters' values, or None (and nothing changed) unless every one is held."""
-        held, now = self.held, time.monotonic()
-        found = []
-        for key, delta, _ in changes:
-            lease = held.get(key)
-            if lease is None or lease.left < delta or lease.until <= now:
+    def settle(self, keys: tuple[str, ...], deltas: Sequence[int]) -> tuple[int, ...] | None:
+        """Settle ``deltas`` to the counters of ``keys`` against what is held: a call that used
+        less than it reserved hands the rest back to the lease, one that used more takes it from
+        the lease. The counters' values, or None (and nothing changed) unless every one is held."""
+        leases = self.bundle(keys)
+        if leases is None:
+            return None
+        now = time.monotonic()
+        for lease, delta in zip(leases, deltas, strict=True):
+            if lease.left < delta or lease.until <= now:
                 return None
-            found.append(lease)
         values = []
-        for lease, (_, delta, _) in zip(found, changes, strict=True):
+        for lease, delta in zip(leases, deltas, strict=True):
             lease.left -= delta
             lease.value += delta
             values.append(lease.value)
@@ -115,6 +138,7 @@ class Book:
     def fold(self, keys: list[str]) -> list[Lease | None]:
         """Take back the leases of ``keys`` for a script run (their units go into it)."""
         held = self.held
+        self.bundles.clear()
         return [held.pop(key, None) for key in keys]
 
     def unfold(self, keys: list[str], folded: list[Lease | None]) -> None:
@@ -130,6 +154,7 @@ class Book:
         until = time.monotonic() + SECONDS
         if lease is None:
             self.held[key] = Lease(units, value, previous, limit, ttl, until)
+            self.bundles.clear()
             return
         lease.left += units
         lease.value, lease.previous = max(lease.value, value), previous
@@ -144,6 +169,8 @@ class Book:
         """Drop the leases past their time (or all): ``(key, -units, ttl)`` to give back."""
         now = time.monotonic()
         done = [key for key, lease in self.held.items() if everything or lease.until <= now]
+        if done:
+            self.bundles.clear()
         out = []
         for key in done:
             lease = self.held.pop(key)

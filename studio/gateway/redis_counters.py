@@ -272,6 +272,15 @@ class RedisCounters:
             found = self._packed[name] = packed(self.prefix + name)
         return found
 
+    def take(self, keys: tuple[str, ...], limits: Sequence[int],
+             adds: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        book = self._leases
+        return book.take(keys, limits, adds) if book.held else None
+
+    def add_held(self, keys: tuple[str, ...], deltas: Sequence[int]) -> tuple[int, ...] | None:
+        book = self._leases
+        return book.settle(keys, deltas) if book.held else None
+
     async def apply(self, checks: Sequence[Check]) -> Outcome:
         book = self._leases
         if book.held or book.asking:
@@ -355,7 +364,7 @@ class RedisCounters:
 
     def add_later(self, changes: Sequence[tuple[str, int, int]], then: Done | None = None) -> None:
         if self._leases.held:
-            settled = self._leases.absorb(changes)
+            settled = self._leases.settle(tuple([key for key, _, _ in changes]), [delta for _, delta, _ in changes])
             if settled is not None:
                 if then is not None:
                     then(settled)

@@ -27,14 +27,30 @@ DAY = budgets.DAY
 MAX_KEPT = 4096  # terms kept at most (the key, user, team and model of each caller)
 
 
+# What a check adds, by its index in ``Shape.kinds``: one request, the call's tokens, its images,
+# or its reserve (a budget's).
+REQUEST, TOKENS, IMAGES, RESERVE = range(4)
+_KINDS = {"requests": REQUEST, "tokens": TOKENS, "images": IMAGES}
+
+
 @dataclass(frozen=True, slots=True)
 class Shape:
     """The limits a call is checked against, with or without the images-per-minute ones (a call
-    that makes no image is not checked against them): the checks come in this order."""
+    that makes no image is not checked against them): the checks come in this order, then the
+    budgets'. ``keys``, ``limits`` and ``kinds`` are every check's counter, limit and what it adds,
+    for a call served from this process's leases (``adds``), which needs no ``Check``."""
 
     rows: tuple[tuple[limits.Rule, str, str], ...]  # (rule, this minute's counter, the previous one's)
     rules: list[limits.Rule]
     header_kinds: tuple[limits.HeaderKind, ...]
+    keys: tuple[str, ...]
+    limits: tuple[int, ...]
+    kinds: tuple[int, ...]
+
+    def adds(self, *, tokens: int, images: int, reserve_nano: int) -> list[int]:
+        """What each check adds for a call of ``tokens``, ``images`` and ``reserve_nano``."""
+        amounts = (1, tokens, images, reserve_nano)
+        return [amounts[kind] for kind in self.kinds]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +61,7 @@ class Terms:
     token_keys: tuple[str, ...]  # the token-limit counters settled after the call
     holds: tuple[budgets.Hold, ...]
     hold_rows: tuple[tuple[str, int, int, int], ...]  # each hold's (counter, limit, ttl, base)
+    settled_keys: tuple[str, ...]  # the counters a settlement changes: the holds', then the tokens'
 
     def shape(self, images: int) -> Shape:
         return self.with_images if images else self.without_images
@@ -102,16 +119,22 @@ def _work_out(snap: Snapshot, principal: Principal, model_id: str, minute: int, 
         return None
     rows = limits.counters_of(tuple(found_limits), principal.key_id or 0, minute)
     held = [budgets.hold_of(budget, day) for budget in found_budgets]
+    hold_rows = tuple((hold.key, hold.budget.limit_nano, hold.ttl, base) for hold, base in held)
+    token_keys = tuple(counter for rule, counter, _ in rows if rule.what == "tokens")
     return Terms(
         minute=minute,
-        without_images=_shape(tuple(row for row in rows if row[0].what != "images")),
-        with_images=_shape(rows),
-        token_keys=tuple(counter for rule, counter, _ in rows if rule.what == "tokens"),
+        without_images=_shape(tuple(row for row in rows if row[0].what != "images"), hold_rows),
+        with_images=_shape(rows, hold_rows),
+        token_keys=token_keys,
         holds=tuple(hold for hold, _ in held),
-        hold_rows=tuple((hold.key, hold.budget.limit_nano, hold.ttl, base) for hold, base in held),
+        hold_rows=hold_rows,
+        settled_keys=tuple(key for key, _, _, _ in hold_rows) + token_keys,
     )
 
 
-def _shape(rows: tuple[tuple[limits.Rule, str, str], ...]) -> Shape:
+def _shape(rows: tuple[tuple[limits.Rule, str, str], ...], hold_rows: tuple[tuple[str, int, int, int], ...]) -> Shape:
     rules = [rule for rule, _, _ in rows]
-    return Shape(rows, rules, limits.header_kinds(rules))
+    return Shape(rows, rules, limits.header_kinds(rules),
+                 keys=tuple(key for _, key, _ in rows) + tuple(key for key, _, _, _ in hold_rows),
+                 limits=tuple(rule.limit for rule in rules) + tuple(limit for _, limit, _, _ in hold_rows),
+                 kinds=tuple(_KINDS[rule.what] for rule in rules) + (RESERVE,) * len(hold_rows))

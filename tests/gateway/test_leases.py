@@ -145,3 +145,23 @@ async def test_a_changed_limit_is_checked_in_redis_at_once(prefix):
         await store.apply(rpm(10_000))
     lowered = await store.apply(rpm(5))  # an admin lowered it: the lease does not serve it
     assert lowered.refused == 0 and lowered.values[0] == 5
+
+
+async def test_a_call_served_by_its_counters_keys_sees_what_its_checks_would_and_never_a_lease_given_back(prefix):
+    store = process(prefix)
+    runs = counting(store)
+    keys = ("rl:7:*:rpm:1", "rl:7:*:tpm:1")
+    checks = [*rpm(10_000), Check(keys[1], limit=10**6, need=5, add=5, ttl=120)]
+    assert store.take(keys, [10_000, 10**6], [1, 5]) is None  # nothing is held yet
+    assert (await store.apply(checks)).values == (1, 5)  # leases taken with this round trip
+    assert store.take(keys, [10_000, 10**6], [1, 5]) == ((2, 10), (0, 0))
+    assert store.take(keys, [9_999, 10**6], [1, 5]) is None  # another limit: not what the lease is for
+    assert store.add_held(keys[1:], [-3]) == (7,)  # a settlement: 3 of the 5 tokens were not used
+    assert len(runs) == 1
+    await store.flush()  # every lease given back: the counters' bundle of leases goes with them
+    assert store.take(keys, [10_000, 10**6], [1, 5]) is None
+    assert store.add_held(keys[1:], [-3]) is None
+    assert (await store.apply(checks)).values == (3, 12)
+    assert store.take(keys, [10_000, 10**6], [1, 5]) == ((4, 17), (0, 0))
+    await store.flush()
+    assert [await stored(store, key) for key in keys] == [4, 17]

@@ -22,6 +22,6 @@ def test_an_admitted_job_is_the_job_providers_see():
 
 
 def test_the_ticket_travels_with_the_job():
-    ticket = Ticket(Principal(user_id=1, key_id=2), "kappa-image-1", (), 0.0, estimate=Decimal("0.08"))
+    ticket = Ticket(Principal(user_id=1, key_id=2), "kappa-image-1", (), 0.0, estimate_nano=80_000_000)
     job = AdmittedJob(route=GENERATIONS, model=MODEL, family="standard", fields={}, prompt="p", ticket=ticket)
     assert job.ticket is ticket and job.ticket.estimate == Decimal("0.08")
