@@ -186,15 +186,18 @@ async def admit(principal: Principal, model: ModelEntry, estimate: Usage, *, tok
         return ticket
     reserve = ticket.estimate_nano = compute_nano(prices.find(ticket.prices, None, now), estimate)
     shape = found.shape(images)
-    store = counters.get()
-    served = store.take(shape.keys, shape.limits, shape.adds(tokens=tokens, images=images, reserve_nano=reserve))
-    if served is None:
-        checks = found.checks(shape, tokens=tokens, images=images, reserve_nano=reserve, now=now)
-        try:
+    checks: list[Check] = []
+    outcome: Outcome | None = None
+    try:
+        store = counters.get()
+        served = store.take(shape.keys, shape.limits, shape.adds(tokens=tokens, images=images, reserve_nano=reserve))
+        if served is None:
+            checks = found.checks(shape, tokens=tokens, images=images, reserve_nano=reserve, now=now)
             outcome = await store.apply(checks)
-        except Exception:  # the counters are unreachable: serve rather than refuse everyone
-            logger.warning("spend counters unavailable; admitting without limits", exc_info=True)
-            return ticket
+    except Exception:  # the counters are unreachable: serve rather than refuse everyone
+        logger.warning("spend counters unavailable; admitting without limits", exc_info=True)
+        return ticket
+    if outcome is not None:
         if outcome.refused >= 0:
             await _refuse(found, shape, checks, outcome, now)
         served = outcome.values, outcome.previous

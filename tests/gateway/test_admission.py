@@ -171,3 +171,29 @@ async def test_soft_threshold_raises_one_alert_per_period(backend, at, monkeypat
     for _ in range(4):
         await charge_one(s)
     assert raised == [(1, "soft", Decimal(2))]
+
+
+@pytest.mark.parametrize("broken", ["client", "take", "apply"])
+async def test_unreachable_counters_admit_the_call_without_limits(at, monkeypatch, caplog, broken):
+    from studio.gateway import counters
+
+    class Unreachable(counters.MemoryCounters):
+        def take(self, keys, limits, adds):
+            if broken == "take":
+                raise ConnectionError("counters down")
+            return None
+
+        async def apply(self, checks):
+            raise ConnectionError("counters down")
+
+    def get():
+        if broken == "client":
+            raise ValueError("no such counter store")
+        return Unreachable()
+
+    monkeypatch.setattr(counters, "get", get)
+    s = snap(limits_={(10, ""): LimitEntry(rpm=1)}, budgets_=[budget("day", 1)])
+    for _ in range(3):  # past the limit and the budget: nothing can be counted, so nothing is refused
+        ticket = await admission.admit(ALICE, MODEL, Usage(), snap=s)
+        assert ticket.headers is None and not ticket.settled_keys
+    assert "spend counters unavailable" in caplog.text
