@@ -57,7 +57,6 @@ class Ticket:
     # Set once admitted under limits or budgets (a call without any keeps the shared empties).
     holds: Sequence[budgets.Hold] = ()
     reserved_nano: int = 0
-    token_keys: Sequence[str] = ()
     reserved_tokens: int = 0
     settled_keys: tuple[str, ...] = ()  # the holds', then the token limits' counters
     headers: dict[str, str] | None = None  # x-ratelimit-* for the response
@@ -202,8 +201,7 @@ async def admit(principal: Principal, model: ModelEntry, estimate: Usage, *, tok
             await _refuse(found, shape, checks, outcome, now)
         served = outcome.values, outcome.previous
     ticket.holds, ticket.reserved_nano = found.holds, reserve
-    ticket.token_keys, ticket.reserved_tokens = found.token_keys, tokens
-    ticket.settled_keys = found.settled_keys
+    ticket.settled_keys, ticket.reserved_tokens = found.settled_keys, tokens
     ticket.headers = limits.admitted_headers(shape.header_kinds, served[0], served[1], now)
     return ticket
 
