@@ -90,7 +90,7 @@ def parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run the comparison and write bench/results/bench-*.json and .png")
     run.add_argument("--duration", type=float, default=8.0, help="seconds of load per scenario and target (8)")
     run.add_argument("--concurrency", type=int, default=16, help="open connections of the load generator (16)")
-    run.add_argument("--rounds", type=int, default=3, help="interleaved rounds; cells are medians (3)")
+    run.add_argument("--rounds", type=int, default=3, help="interleaved rounds; cells are medians, ratios the median of each round's own (3)")
     run.add_argument("--targets", type=csv(list(TARGETS)), default=list(TARGETS),
                      help=f"comma-separated, from {','.join(TARGETS)}")
     run.add_argument("--scenarios", type=csv(list(SCENARIOS)), default=list(SCENARIOS),

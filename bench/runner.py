@@ -123,7 +123,7 @@ def run(options: Options) -> Outcome:
             outcome.idle_rss[name] = target.server.rss_bytes()
         for round_no in range(1, options.rounds + 1):
             for scenario in scenarios:
-                for name, target in running.items():
+                for name, target in round_order(running, round_no):
                     request = available.get((name, scenario.name))
                     if request is None:
                         continue
@@ -134,6 +134,13 @@ def run(options: Options) -> Outcome:
                             measure(name, target, scenario, request, round_no, options, tool, workdir))
         outcome.log_tails = {name: target.server.log_tail() for name, target in running.items()}
     return outcome
+
+
+def round_order(running: dict[str, Running], round_no: int) -> list[tuple[str, Running]]:
+    """The targets in the order a round measures them: as started in odd rounds, the other way
+    round in even ones, so of two targets a ratio compares neither is always measured first."""
+    order = list(running.items())
+    return order if round_no % 2 else order[::-1]
 
 
 @contextlib.contextmanager

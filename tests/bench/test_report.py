@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from bench import report, scale
+from bench import report, runner, scale
 from bench.__main__ import parser, scale_options, split_env
 from bench.runner import Measurement, Options, Outcome
 from bench.targets import PRESETS, Context, gateway_environment
 
 
-def measurement(target: str, scenario: str, cpu: float, *, rps: float = 1000.0, p99: float = 5.0) -> Measurement:
+def measurement(target: str, scenario: str, cpu: float, *, rps: float = 1000.0, p99: float = 5.0,
+                round_no: int = 1) -> Measurement:
     load = {"rps": rps, "p50_ms": 2.0, "p99_ms": p99, "errors": 0, "requests": 100}
-    return Measurement(target=target, scenario=scenario, round=1, load=load, cpu_us_per_request=cpu,
+    return Measurement(target=target, scenario=scenario, round=round_no, load=load, cpu_us_per_request=cpu,
                        rss_peak=200 * report.MB)
 
 
@@ -49,6 +50,34 @@ def test_cpu_per_request_is_the_headline_and_every_goal_gets_a_verdict() -> None
     assert judged["gateway_idle_rss_mb"] == "met"
     assert "CPU/req gateway ÷ raw relay, chat, streamed: 4.00 (goal ≤ 2.5: missed)" in text
     assert "production features on: extra CPU/req %, chat, buffered: 10.00 (goal ≤ 5: missed)" in text
+
+
+def test_cpu_ratios_are_the_median_of_each_rounds_own_ratio() -> None:
+    # The machine slows down from round to round; in round 1 the production gateway ran in a slow
+    # spell of its own. Each round's own ratio says 4 % (and 2.5× the raw relay) but for that one.
+    cells = [(1, 600, 1200, 240), (2, 900, 936, 360), (3, 1200, 1248, 480)]
+    run = outcome({})
+    run.options = Options(targets=["gateway", "gateway_prod", "raw"], scenarios=["chat"])
+    run.measurements = [measurement(target, "chat", cpu, round_no=n) for n, gateway, prod, raw in cells
+                        for target, cpu in (("gateway", gateway), ("gateway_prod", prod), ("raw", raw))]
+    rows = report.summarize(run)
+    found = report.ratios(rows, run)
+    assert found["production_overhead_pct:chat"] == pytest.approx(4.0)
+    assert report.verdicts(found)["production_overhead_pct:chat"] == "met"
+    assert found["cpu_vs_raw:chat"] == pytest.approx(2.5)
+    assert next(r for r in rows if r["target"] == "gateway_prod")["cpu_vs_raw"] == pytest.approx(2.6)
+    medians = report.ratios_of_medians(rows)  # 1200 ÷ 900: the slow spell counted as the gateway's
+    assert medians["production_overhead_pct:chat"] == pytest.approx(100 / 3)
+    # A round that measured only one of the two does not count.
+    run.measurements.append(measurement("gateway", "chat", 5000, round_no=4))
+    assert report.ratios(report.summarize(run), run)["production_overhead_pct:chat"] == pytest.approx(4.0)
+
+
+def test_rounds_alternate_the_order_of_the_targets() -> None:
+    running = {"gateway": "a", "gateway_prod": "b", "raw": "c"}
+    assert [name for name, _ in runner.round_order(running, 1)] == ["gateway", "gateway_prod", "raw"]
+    assert [name for name, _ in runner.round_order(running, 2)] == ["raw", "gateway_prod", "gateway"]
+    assert [name for name, _ in runner.round_order(running, 3)] == ["gateway", "gateway_prod", "raw"]
 
 
 def test_big_frame_memory_is_judged_per_frame_for_one_stream_and_per_frame_in_flight_for_four() -> None:
