@@ -4,15 +4,13 @@ Runs inside ``SpendHeadersMiddleware``, so the request's admission ticket (model
 usage and cost, once the engine has charged it) is at hand. An incoming ``X-Request-Id`` is
 kept when sane, else one is made; it is answered as ``x-request-id`` and, through a context
 variable the providers read, sent to the upstream. A buffered answer is counted when the view
-returns; a stream when its last chunk has gone (time to first byte is its first chunk), or as
-499 when the client left before the end.
+returns; a stream when the server has sent its last part (time to first byte: its first part),
+as 499 when the client left before the end (``studio.core.streams.delivered``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -20,8 +18,6 @@ from django.http import HttpRequest, HttpResponse
 from api.middleware import AsyncMiddleware
 from studio.core import request_id, streams
 from studio.gateway import admission, metrics, request_log
-
-CLIENT_CLOSED = 499
 
 
 class ObserveMiddleware(AsyncMiddleware):
@@ -35,14 +31,12 @@ class ObserveMiddleware(AsyncMiddleware):
         response[request_id.HEADER] = rid
         if not (settings.STUDIO_METRICS or settings.STUDIO_REQUEST_LOG):
             return response
-        holder = admission.current.get()
+        done = _Done(request, rid, started, admission.current.get())
         if response.streaming and response.is_async:
-            done = _Done(request, rid, started, holder)
-            # The view's own iterator, not ``streaming_content`` (a converting generator over it):
-            # the server converts a part that is not bytes yet.
-            response.streaming_content = _watched(response._iterator, done, response.status_code)
+            # Reported by the server once the stream has ended (``studio.serving.send_parts``).
+            streams.delivered.set(done)
         else:
-            _Done(request, rid, started, holder)(response.status_code, None)
+            done(response.status_code, None)
         return response
 
 
@@ -54,10 +48,10 @@ class _Done:
     def __init__(self, request: HttpRequest, rid: str, started: float, holder: admission.Collect | None) -> None:
         self.request, self.rid, self.started, self.holder = request, rid, started, holder
 
-    def __call__(self, status: int, first_byte: float | None) -> None:
+    def __call__(self, status: int, first_part: float | None) -> None:
         now = time.perf_counter()
         seconds = now - self.started
-        first = (first_byte if first_byte is not None else now) - self.started
+        first = (first_part if first_part is not None else now) - self.started
         ticket = self.holder.ticket if self.holder is not None else None
         match = self.request.resolver_match
         family = (match.url_name or "").partition(".")[0] if match is not None else ""
@@ -75,27 +69,6 @@ class _Done:
                 usage=usage, cost_usd=ticket.cost if ticket is not None else None,
                 prompt=_prompt(request) if settings.STUDIO_LOG_PROMPTS else None,
             ))
-
-
-async def _watched(content: AsyncIterator[bytes], done: Callable[[int, float | None], None],
-                   status: int) -> AsyncIterator[bytes]:
-    first: float | None = None
-    try:
-        async for chunk in content:
-            if first is None:
-                first = time.perf_counter()
-            yield chunk
-    except (GeneratorExit, asyncio.CancelledError):
-        status = CLIENT_CLOSED
-        raise
-    except Exception:
-        status = 500
-        raise
-    finally:
-        try:
-            await streams.close(content)  # a cut stream charges what it sent: counted and logged with it
-        finally:
-            done(status, first)
 
 
 def _prompt(request: HttpRequest) -> str | None:

@@ -21,6 +21,7 @@ import contextlib
 import io
 import logging
 import tempfile
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -159,7 +160,7 @@ class ApiASGIHandler(ASGIHandler):
             return
         # A synchronous iterator goes through Django's adapter (it warns, and reads it in a thread).
         content = response._iterator if response.is_async else aiter(response)
-        await send_parts(content, response.make_bytes, send)
+        await send_parts(content, response.make_bytes, send, streams.delivered.get(), response.status_code)
         await send({"type": "http.response.body"})
 
     async def get_response_async(self, request: Any) -> Any:
@@ -193,7 +194,8 @@ class ApiASGIHandler(ASGIHandler):
         self._middleware_chain = handler
 
 
-async def send_parts(content: AsyncIterator[Any], make_bytes: Callable[[Any], bytes], send: Any) -> None:
+async def send_parts(content: AsyncIterator[Any], make_bytes: Callable[[Any], bytes], send: Any,
+                     delivered: streams.Delivered | None = None, status: int = 200) -> None:
     """Send a stream's parts as they come, straight from the view's own iterator.
 
     Django's ``StreamingHttpResponse.__aiter__`` reads it through two generators of its own (one
@@ -203,7 +205,9 @@ async def send_parts(content: AsyncIterator[Any], make_bytes: Callable[[Any], by
     transports take any buffer), where ``bytes(view)`` would copy every byte of a 15 MB picture
     once more in the event loop's thread. The iterator is closed here when the send ends early
     (the client left), so the view's clean-up (a cut stream's usage) runs before the request
-    ends, not when the garbage collector finds it."""
+    ends, not when the garbage collector finds it. ``delivered`` then hears how it went (``status``
+    unless the client left or the stream failed) and when its first part was sent."""
+    first: float | None = None
     try:
         async for part in content:
             kind = type(part)
@@ -212,9 +216,21 @@ async def send_parts(content: AsyncIterator[Any], make_bytes: Callable[[Any], by
             elif kind is not bytes and kind is not memoryview:
                 part = make_bytes(part)
             if part:
+                if first is None:
+                    first = time.perf_counter()
                 await send({"type": "http.response.body", "body": part, "more_body": True})
+    except (GeneratorExit, asyncio.CancelledError):
+        status = streams.CLIENT_CLOSED
+        raise
+    except Exception:
+        status = 500
+        raise
     finally:
-        await streams.close(content)
+        try:
+            await streams.close(content)  # a cut stream's charge is made before it is reported
+        finally:
+            if delivered is not None:
+                delivered(status, first)
 
 
 class _Watch:

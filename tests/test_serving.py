@@ -1,15 +1,18 @@
 """The /v1 handler: a client that leaves stops the view, a server that stops cancels it, and
-answers leave without being cut into 64 KiB messages. A stopping server gives back what it holds."""
+answers leave without being cut into 64 KiB messages; whoever reports a stream hears how its
+sending went once it has ended. A stopping server gives back what it holds."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 import warnings
 
 import pytest
 from django.http import HttpResponse, StreamingHttpResponse
 
+from studio.core import streams
 from studio.gateway import counters
 from studio.gateway.counters import Check
 from studio.serving import ApiASGIHandler, Lifespan
@@ -173,8 +176,53 @@ async def test_a_stream_the_client_stops_reading_is_closed_before_the_request_en
             first_sent.set()
             await asyncio.Event().wait()  # the client reads nothing more
 
-    await asyncio.wait_for(handler_with_view(streamed).handle(dict(SCOPE), receive, send), timeout=10)
+    heard = []
+
+    async def reported(request):
+        streams.delivered.set(lambda status, first: heard.append((status, first is not None, list(closed))))
+        return await streamed(request)
+
+    await asyncio.wait_for(handler_with_view(reported).handle(dict(SCOPE), receive, send), timeout=10)
     assert closed == ["closed"]
+    assert heard == [(499, True, ["closed"])]  # reported as cut, once the stream's clean-up has run
+
+
+async def test_the_end_of_a_stream_is_reported_with_its_status_and_first_part():
+    """The middleware that reports a request (``api.observe``) hears, in the request's own
+    context, when a stream's first part went out and how it ended: with its status, or as 500
+    when the view's stream fails; a buffered answer reports nothing here."""
+    heard: list[tuple[int, float | None]] = []
+    request = {"type": "http.request", "body": b"{}"}
+
+    async def parts(fail: bool):
+        await asyncio.sleep(0.05)
+        yield b""  # nothing sent yet
+        yield b"data: 1\n\n"
+        if fail:
+            raise RuntimeError("the upstream broke")
+        yield b"data: 2\n\n"
+
+    def view(fail: bool = False, stream: bool = True):
+        async def respond(request):
+            streams.delivered.set(lambda status, first: heard.append((status, first)))
+            if not stream:
+                return HttpResponse(b"{}", status=201)
+            return StreamingHttpResponse(parts(fail), status=207, content_type="text/event-stream")
+        return respond
+
+    started = time.perf_counter()
+    sent = await capture(handler_with_view(view()), messages(dict(request)))
+    assert [m.get("body") for m in sent[1:]] == [b"data: 1\n\n", b"data: 2\n\n", None]
+    assert len(heard) == 1 and heard[0][0] == 207 and heard[0][1] >= started + 0.05  # the first part sent
+
+    heard.clear()
+    with pytest.raises(RuntimeError):
+        await capture(handler_with_view(view(fail=True)), messages(dict(request)))
+    assert [status for status, _ in heard] == [500]
+
+    heard.clear()
+    await capture(handler_with_view(view(stream=False)), messages(dict(request)))
+    assert heard == []
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,9 +1,12 @@
-"""Closing a stream that is left before its end."""
+"""Closing a stream that is left before its end, and hearing how a streamed answer's sending went."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, Protocol
+
+CLIENT_CLOSED = 499  # the status a stream the client left before its end is reported with
 
 
 async def close(stream: AsyncIterator[Any]) -> None:
@@ -13,3 +16,17 @@ async def close(stream: AsyncIterator[Any]) -> None:
     nothing to close."""
     if isinstance(stream, AsyncGenerator):
         await stream.aclose()
+
+
+class Delivered(Protocol):
+    def __call__(self, status: int, first_part: float | None) -> None:
+        """The answer's stream has ended: ``status`` as sent, ``CLIENT_CLOSED`` when the client left
+        before its end, 500 when it failed; ``first_part``: ``time.perf_counter()`` when its first
+        part went out (None: none did)."""
+
+
+# Who hears how the current request's streamed answer went. Set by the /v1 middleware that
+# reports the request (in the request's own task and context) and called by the server's handler
+# once the stream has ended and been closed: the parts go out without another generator to watch
+# them on their way.
+delivered: ContextVar[Delivered | None] = ContextVar("delivered", default=None)
