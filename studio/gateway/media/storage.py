@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import binascii
+import contextlib
 import hashlib
 import io
 import mimetypes
@@ -54,8 +55,11 @@ def item_size(item: ImageItem) -> tuple[int | None, int | None]:
 def store_bytes(
     data: bytes, mime: str, *, owner_id: int, team_id: int | None = None, generation_id: uuid.UUID | None = None,
     index: int = 0, is_input: bool = False, is_draft: bool = False, metadata: dict | None = None,
-    dedupe: bool = False, asset_id: uuid.UUID | None = None,
+    dedupe: bool = False, asset_id: uuid.UUID | None = None, defer: list[Asset] | None = None,
 ) -> Asset:
+    """Store ``data`` as a new asset (with ``dedupe``, the owner's asset of the same bytes if there
+    is one). With ``defer`` the new asset's file is written but its row is not: the asset is added
+    to ``defer`` for the caller to insert with others (``recording.insert_objects``)."""
     digest = hashlib.sha256(data).hexdigest()
     if dedupe:
         existing = Asset.objects.filter(owner_id=owner_id, sha256=digest, is_input=is_input).first()
@@ -66,8 +70,23 @@ def store_bytes(
                        is_input=is_input, is_draft=is_draft, metadata=metadata, asset_id=asset_id)
     asset.bytes, asset.width, asset.height, asset.sha256 = len(data), width, height, digest
     asset.file.save(_file_name(asset), WholeContent(data), save=False)
-    recording.insert_objects([asset])
+    _insert(asset, defer)
     return asset
+
+
+def _insert(asset: Asset, defer: list[Asset] | None) -> None:
+    if defer is None:
+        recording.insert_objects([asset])
+    else:
+        defer.append(asset)
+
+
+def discard_files(assets: list[Asset]) -> None:
+    """Remove the files of assets whose rows were never written (a batch that failed)."""
+    for asset in assets:
+        if asset.file.name:
+            with contextlib.suppress(Exception):  # one that cannot be removed stays an orphan, no worse
+                asset.file.storage.delete(asset.file.name)
 
 
 class Base64Content(File):
@@ -146,11 +165,12 @@ class Base64Content(File):
 def store_base64(
     text: memoryview | str, whole: Callable[[], bytes], mime: str, *, owner_id: int, team_id: int | None = None,
     generation_id: uuid.UUID | None = None, index: int = 0, is_draft: bool = False, metadata: dict | None = None,
-    asset_id: uuid.UUID | None = None,
+    asset_id: uuid.UUID | None = None, defer: list[Asset] | None = None,
 ) -> Asset:
     """Store the picture a base64 text encodes, decoded piece by piece into the storage (see
-    :class:`Base64Content`): an output as ``store_bytes`` stores it, without its whole bytes in
-    memory. ``whole`` decodes the whole text tolerantly (a typed error if it is not base64)."""
+    :class:`Base64Content`): an output as ``store_bytes`` stores it (``defer`` too), without its
+    whole bytes in memory. ``whole`` decodes the whole text tolerantly (a typed error if it is
+    not base64)."""
     content = Base64Content(text, whole)
     width, height = image_size(content.head) if mime.startswith("image/") else (None, None)
     asset = _new_asset(mime, owner_id=owner_id, team_id=team_id, generation_id=generation_id, index=index,
@@ -163,7 +183,7 @@ def store_base64(
         asset.file.storage.delete(asset.file.field.generate_filename(asset, name))  # a part written
         raise
     asset.bytes, asset.sha256 = content.length, content.hash.hexdigest()
-    recording.insert_objects([asset])
+    _insert(asset, defer)
     return asset
 
 

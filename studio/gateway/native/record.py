@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from django.db import transaction
@@ -24,6 +24,9 @@ from studio.gateway.admission import Ticket
 from studio.gateway.cost import ZERO, Usage, display
 from studio.gateway.native.frames import BigString, parse_frame
 from studio.gateway.native.result import NativeResult, inline_data, prompt_of, usage_counts
+
+if TYPE_CHECKING:
+    from studio.models import Asset
 
 
 @dataclass(slots=True)
@@ -87,8 +90,41 @@ class NativeRecord(recording.TimedRecord):
 
     # -- persisted in the recorder's worker thread -------------------------------------------------
     def persist(self) -> None:
+        self.persist_batch([self])
+
+    @classmethod
+    def persist_batch(cls, records: list[NativeRecord]) -> None:
+        """The batch in one transaction of a few statements: one INSERT each for the new
+        generations, their pictures and their usage rows, one UPDATE of the keys' last use. A
+        picture's file is written before its row; when the batch fails, the files it wrote are
+        removed again (the recorder then writes its records one at a time)."""
+        from studio.gateway.media.storage import discard_files
+        from studio.models import Generation, UsageRecord
+
+        generations: list[dict[str, Any]] = []
+        pictures: list[Asset] = []
+        usage: list[dict[str, Any]] = []
+        try:
+            with transaction.atomic():
+                for record in records:
+                    record._gather(generations, pictures, usage)
+                recording.insert_rows(Generation, generations)
+                recording.insert_objects(pictures)
+                recording.insert_rows(UsageRecord, usage)
+                recording.touch_keys({r.principal.key_id for r in records if r.principal.key_id is not None})
+                # The frames (and the images inside them) are let go once written for good; a
+                # write that fails is tried again with them.
+                for record in records:
+                    transaction.on_commit(record.release)
+        except Exception:
+            discard_files(pictures)
+            raise
+
+    def _gather(self, generations: list[dict[str, Any]], pictures: list[Asset], usage: list[dict[str, Any]]) -> None:
+        """This record's rows: its generation's (or the update of the one a studio job made), its
+        final pictures' (their files written) and its usage's."""
         from studio.gateway.media.storage import store_base64, store_bytes
-        from studio.models import Generation, GenerationStatus, UsageRecord
+        from studio.models import Generation, GenerationStatus
 
         result = self.result()
         finals = result.final_images()
@@ -99,49 +135,43 @@ class NativeRecord(recording.TimedRecord):
         else:
             status = GenerationStatus.BLOCKED
         principal = self.principal
-        with transaction.atomic():
-            values = dict(
-                user_id=principal.user_id, api_key_id=principal.key_id, team_id=principal.team_id,
-                model_id=self.model_id, upstream_id=self.upstream_id, route=self.route, cost_usd=self.cost_usd,
-                prompt=prompt_of(self.body)[:10000], parameters=self.parameters(), status=status,
-                finish_reason=(result.finish_reason if finals else result.block_reason) if self.error is None else "",
-                text=result.text[:20000], usage=result.usage, error=self.error_dict(),
-                first_byte_ms=self.first_byte_ms, duration_ms=self.duration_ms,
-                parent_id=self.parent_generation_id(),
-            )
-            if self.preexisting:
-                Generation.objects.filter(id=self.generation_id).update(**values)
-            else:  # a row, not a model instance: nothing here needs more than its id
-                recording.insert_rows(Generation, [{
-                    "id": self.generation_id, "started_at": datetime.fromtimestamp(self.started_wall, UTC), **values,
-                }])
-            for index, image in enumerate(finals):
-                if image.part_index in self.stored_outputs:
-                    continue
-                where = dict(owner_id=principal.user_id, team_id=principal.team_id,
-                             generation_id=self.generation_id, index=index, metadata={"part_index": image.part_index})
-                try:
-                    if isinstance(image.data, BigString):  # decoded from the frame into the file, a piece at a time
-                        store_base64(image.data.raw(), image.decode, image.mime, **where)
-                    else:
-                        store_bytes(image.decode(), image.mime, **where)
-                except GatewayError:
-                    continue
-            self.store_inputs(self.generation_id)
-            prompt_tokens, output_tokens, total = usage_counts(result.usage)
-            recording.insert_rows(UsageRecord, [dict(
-                api_key_id=principal.key_id, user_id=principal.user_id, team_id=principal.team_id,
-                model_id=self.model_id, upstream_id=self.upstream_id, route=self.route,
-                status_code=self.error.status if self.error else 200, cost_usd=self.cost_usd,
-                cached_tokens=int(result.usage.get("cachedContentTokenCount") or 0),
-                input_tokens=prompt_tokens, output_tokens=output_tokens, total_tokens=total, images=len(finals),
-                latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
-            )])
-            if principal.key_id is not None:
-                recording.touch_keys({principal.key_id})
-            # The frames (and the images inside them) are let go once written for good; a write
-            # that fails is tried again with them.
-            transaction.on_commit(self.release)
+        values = dict(
+            user_id=principal.user_id, api_key_id=principal.key_id, team_id=principal.team_id,
+            model_id=self.model_id, upstream_id=self.upstream_id, route=self.route, cost_usd=self.cost_usd,
+            prompt=prompt_of(self.body)[:10000], parameters=self.parameters(), status=status,
+            finish_reason=(result.finish_reason if finals else result.block_reason) if self.error is None else "",
+            text=result.text[:20000], usage=result.usage, error=self.error_dict(),
+            first_byte_ms=self.first_byte_ms, duration_ms=self.duration_ms,
+            parent_id=self.parent_generation_id(),
+        )
+        if self.preexisting:
+            Generation.objects.filter(id=self.generation_id).update(**values)
+        else:  # a row, not a model instance: nothing here needs more than its id
+            generations.append({
+                "id": self.generation_id, "started_at": datetime.fromtimestamp(self.started_wall, UTC), **values,
+            })
+        for index, image in enumerate(finals):
+            if image.part_index in self.stored_outputs:
+                continue
+            where = dict(owner_id=principal.user_id, team_id=principal.team_id, generation_id=self.generation_id,
+                         index=index, metadata={"part_index": image.part_index}, defer=pictures)
+            try:
+                if isinstance(image.data, BigString):  # decoded from the frame into the file, a piece at a time
+                    store_base64(image.data.raw(), image.decode, image.mime, **where)
+                else:
+                    store_bytes(image.decode(), image.mime, **where)
+            except GatewayError:
+                continue
+        self.store_inputs(self.generation_id)
+        prompt_tokens, output_tokens, total = usage_counts(result.usage)
+        usage.append(dict(
+            api_key_id=principal.key_id, user_id=principal.user_id, team_id=principal.team_id,
+            model_id=self.model_id, upstream_id=self.upstream_id, route=self.route,
+            status_code=self.error.status if self.error else 200, cost_usd=self.cost_usd,
+            cached_tokens=int(result.usage.get("cachedContentTokenCount") or 0),
+            input_tokens=prompt_tokens, output_tokens=output_tokens, total_tokens=total, images=len(finals),
+            latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
+        ))
 
     def release(self) -> None:
         self.frames, self.merged = [], None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import re
 
 import orjson
 import pytest
@@ -183,3 +184,47 @@ def test_a_write_rolled_back_keeps_the_frames_for_the_next_try(alice):
     assert Generation.objects.get(id=rec.generation_id).status == "succeeded"
     assert Asset.objects.filter(generation_id=rec.generation_id).count() == 1
     assert rec.frames == [] and rec.merged is None
+
+
+def test_a_batch_is_written_in_one_statement_per_table_and_its_files_go_if_it_fails(alice, settings):
+    """A busy gateway's native records go in together: one INSERT for the generations, one for
+    their pictures, one for the usage rows and one UPDATE of the key's last use, whatever the
+    batch's size. A batch that fails leaves no picture file behind it."""
+    from pathlib import Path
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def made(color: str) -> NativeRecord:
+        rec = record(alice, BODY)
+        rec.add_frame(frame({"inlineData": {"mimeType": "image/png", "data": b64(png(color))}}, finish="STOP",
+                            usage={"promptTokenCount": 3, "candidatesTokenCount": 1290, "totalTokenCount": 1293}))
+        return rec
+
+    def files() -> set[Path]:
+        return {p for p in Path(settings.MEDIA_ROOT).rglob("*") if p.is_file()}
+
+    before = files()
+    batch = [made(color) for color in ("gold", "olive", "teal", "plum")]
+    with CaptureQueriesContext(connection) as queries:
+        NativeRecord.persist_batch(batch)
+    # (a statement run for many rows is logged as "N times: INSERT ...")
+    found = [re.match(r"(?:\d+ times: )?(INSERT INTO|UPDATE) \W?(\w+)", q["sql"]) for q in queries.captured_queries]
+    writes = [f"{m[1].split()[0]} {m[2]}" for m in found if m]
+    assert sorted(writes) == sorted([f"INSERT {Generation._meta.db_table}", f"INSERT {Asset._meta.db_table}",
+                                     f"INSERT {UsageRecord._meta.db_table}", f"UPDATE {ApiKey._meta.db_table}"])
+    for rec, color in zip(batch, ("gold", "olive", "teal", "plum"), strict=True):
+        asset = Asset.objects.get(generation_id=rec.generation_id)
+        assert asset.sha256 == hashlib.sha256(png(color)).hexdigest() and asset.file.read() == png(color)
+        assert rec.frames == []
+    assert UsageRecord.objects.filter(api_key=alice.key, images=1).count() == 4
+    assert len(files() - before) == 4
+
+    written = files()
+    broken = [made("navy"), made("maroon")]
+    broken[1].upstream_id = 999_999  # no such upstream: the batch's rows break a foreign key
+    with pytest.raises(Exception):  # noqa: B017 - whatever the backend raises for it
+        NativeRecord.persist_batch(broken)
+    assert files() == written  # the pictures it had written are gone with it
+    assert not Generation.objects.filter(id__in=[r.generation_id for r in broken]).exists()
+    assert all(r.pending_bytes() > 0 for r in broken)  # kept for the next try
