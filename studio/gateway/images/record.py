@@ -11,9 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
-
-from django.db import transaction
+from typing import TYPE_CHECKING, Any
 
 from studio.core.errors import GatewayError
 from studio.core.images import ImageItem, SourceImage
@@ -21,6 +19,10 @@ from studio.core.principal import Principal
 from studio.gateway import recording
 from studio.gateway.cost import ZERO, Usage
 from studio.gateway.images.admitted import AdmittedJob
+
+if TYPE_CHECKING:
+    from studio.gateway.media.generation_rows import Rows
+    from studio.models import Asset
 
 
 @dataclass(slots=True)
@@ -66,7 +68,22 @@ class ImagesRecord(recording.TimedRecord):
 
     # -- persisted in the recorder's worker thread -------------------------------------------------
     def persist(self) -> None:
-        from studio.models import Generation, GenerationStatus, UsageRecord
+        self.persist_batch([self])
+
+    @classmethod
+    def persist_batch(cls, records: list[ImagesRecord]) -> None:
+        """The batch's rows in a few statements (``generation_rows.persist``)."""
+        from studio.gateway.media import generation_rows
+
+        generation_rows.persist(records)
+
+    def release(self) -> None:
+        self.items = []  # the image bytes, once written for good
+
+    def gather(self, rows: Rows) -> None:
+        """This record's rows: its generation's (or the update of the one a studio job made), its
+        pictures' (their files written) and its usage's."""
+        from studio.models import Generation, GenerationStatus
 
         made = [item for item in self.items if item.ok]
         status = (GenerationStatus.FAILED if self.error is not None
@@ -79,40 +96,38 @@ class ImagesRecord(recording.TimedRecord):
             parameters={**self.parameters(), **self.extra},
         )
         route = "studio" if self.preexisting else job.route
-        with transaction.atomic():
-            if self.preexisting:
-                Generation.objects.filter(id=self.generation_id).update(**outcome)
-            else:
-                Generation.objects.create(
-                    id=self.generation_id, user_id=principal.user_id, api_key_id=principal.key_id,
-                    team_id=principal.team_id, model_id=job.model.model_id, route=route, prompt=job.prompt[:10000],
-                    started_at=datetime.fromtimestamp(self.started_wall, UTC), **outcome,
-                )
-            for index, item in enumerate(self.items):
-                if item.ok and item.asset_id not in self.stored:
-                    self.store_output(item, index, self.generation_id)
-            self.store_inputs(self.generation_id)
-            UsageRecord.objects.create(
-                api_key_id=principal.key_id, user_id=principal.user_id, team_id=principal.team_id,
-                model_id=job.model.model_id, cost_usd=self.cost_usd,
-                upstream_id=self.upstream_id, route=route, status_code=self.error.status if self.error else 200,
-                input_tokens=int(self.usage.get("input_tokens") or 0),
-                output_tokens=int(self.usage.get("output_tokens") or 0),
-                total_tokens=int(self.usage.get("total_tokens") or 0), images=billed_images(self.usage, len(made)),
-                latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
-            )
-            if principal.key_id is not None:
-                recording.touch_keys({principal.key_id})
-        self.items = []  # release the image bytes
+        if self.preexisting:
+            Generation.objects.filter(id=self.generation_id).update(**outcome)
+        else:
+            rows.generations.append(dict(
+                id=self.generation_id, user_id=principal.user_id, api_key_id=principal.key_id,
+                team_id=principal.team_id, model_id=job.model.model_id, route=route, prompt=job.prompt[:10000],
+                started_at=datetime.fromtimestamp(self.started_wall, UTC), **outcome,
+            ))
+        for index, item in enumerate(self.items):
+            if item.ok and item.asset_id not in self.stored:
+                self.store_output(item, index, self.generation_id, rows.pictures)
+        self.store_inputs(self.generation_id)
+        rows.usage.append(dict(
+            api_key_id=principal.key_id, user_id=principal.user_id, team_id=principal.team_id,
+            model_id=job.model.model_id, cost_usd=self.cost_usd,
+            upstream_id=self.upstream_id, route=route, status_code=self.error.status if self.error else 200,
+            input_tokens=int(self.usage.get("input_tokens") or 0),
+            output_tokens=int(self.usage.get("output_tokens") or 0),
+            total_tokens=int(self.usage.get("total_tokens") or 0), images=billed_images(self.usage, len(made)),
+            latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
+        ))
 
-    def store_output(self, item: ImageItem, index: int, generation_id: uuid.UUID) -> None:
+    def store_output(self, item: ImageItem, index: int, generation_id: uuid.UUID,
+                     defer: list[Asset] | None = None) -> None:
+        """Store one made picture (with ``defer``: its file, its row left to the caller)."""
         from studio.gateway.media.storage import store_item
 
         metadata = {k: v for k, v in (("revised_prompt", item.revised_prompt), ("z_index", item.z_index),
                                       ("name", item.name), ("description", item.description),
                                       ("bounding_box", item.bounding_box)) if v is not None}
         store_item(item, owner_id=self.principal.user_id, team_id=self.principal.team_id,
-                   generation_id=generation_id, index=index, metadata=metadata, asset_id=item.asset_id)
+                   generation_id=generation_id, index=index, metadata=metadata, asset_id=item.asset_id, defer=defer)
 
     def _inputs(self) -> list[tuple[str, SourceImage]]:
         job = self.job

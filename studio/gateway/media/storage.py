@@ -190,11 +190,12 @@ def store_base64(
 def store_item(
     item: ImageItem, *, owner_id: int, team_id: int | None = None, generation_id: uuid.UUID | None = None,
     index: int = 0, is_draft: bool = False, metadata: dict | None = None, asset_id: uuid.UUID | None = None,
+    defer: list[Asset] | None = None,
 ) -> Asset:
     """Store a result image: from its base64 a piece at a time when it came as base64 (the decoded
-    picture never held whole beside it), else from its bytes."""
+    picture never held whole beside it), else from its bytes (``defer``: as ``store_bytes``)."""
     where = {"owner_id": owner_id, "team_id": team_id, "generation_id": generation_id, "index": index,
-             "is_draft": is_draft, "metadata": metadata, "asset_id": asset_id}
+             "is_draft": is_draft, "metadata": metadata, "asset_id": asset_id, "defer": defer}
     if item.data is None and item.b64 and len(item.b64) > Base64Content.PIECE:
         return store_base64(item.b64, item.raw, item.mime, **where)
     return store_bytes(item.raw(), item.mime, **where)

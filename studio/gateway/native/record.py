@@ -15,7 +15,6 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from django.db import transaction
 
 from studio.core.errors import GatewayError
 from studio.core.principal import Principal
@@ -26,7 +25,7 @@ from studio.gateway.native.frames import BigString, parse_frame
 from studio.gateway.native.result import NativeResult, inline_data, prompt_of, usage_counts
 
 if TYPE_CHECKING:
-    from studio.models import Asset
+    from studio.gateway.media.generation_rows import Rows
 
 
 @dataclass(slots=True)
@@ -94,33 +93,12 @@ class NativeRecord(recording.TimedRecord):
 
     @classmethod
     def persist_batch(cls, records: list[NativeRecord]) -> None:
-        """The batch in one transaction of a few statements: one INSERT each for the new
-        generations, their pictures and their usage rows, one UPDATE of the keys' last use. A
-        picture's file is written before its row; when the batch fails, the files it wrote are
-        removed again (the recorder then writes its records one at a time)."""
-        from studio.gateway.media.storage import discard_files
-        from studio.models import Generation, UsageRecord
+        """The batch's rows in a few statements (``generation_rows.persist``)."""
+        from studio.gateway.media import generation_rows
 
-        generations: list[dict[str, Any]] = []
-        pictures: list[Asset] = []
-        usage: list[dict[str, Any]] = []
-        try:
-            with transaction.atomic():
-                for record in records:
-                    record._gather(generations, pictures, usage)
-                recording.insert_rows(Generation, generations)
-                recording.insert_objects(pictures)
-                recording.insert_rows(UsageRecord, usage)
-                recording.touch_keys({r.principal.key_id for r in records if r.principal.key_id is not None})
-                # The frames (and the images inside them) are let go once written for good; a
-                # write that fails is tried again with them.
-                for record in records:
-                    transaction.on_commit(record.release)
-        except Exception:
-            discard_files(pictures)
-            raise
+        generation_rows.persist(records)
 
-    def _gather(self, generations: list[dict[str, Any]], pictures: list[Asset], usage: list[dict[str, Any]]) -> None:
+    def gather(self, rows: Rows) -> None:
         """This record's rows: its generation's (or the update of the one a studio job made), its
         final pictures' (their files written) and its usage's."""
         from studio.gateway.media.storage import store_base64, store_bytes
@@ -147,14 +125,14 @@ class NativeRecord(recording.TimedRecord):
         if self.preexisting:
             Generation.objects.filter(id=self.generation_id).update(**values)
         else:  # a row, not a model instance: nothing here needs more than its id
-            generations.append({
+            rows.generations.append({
                 "id": self.generation_id, "started_at": datetime.fromtimestamp(self.started_wall, UTC), **values,
             })
         for index, image in enumerate(finals):
             if image.part_index in self.stored_outputs:
                 continue
             where = dict(owner_id=principal.user_id, team_id=principal.team_id, generation_id=self.generation_id,
-                         index=index, metadata={"part_index": image.part_index}, defer=pictures)
+                         index=index, metadata={"part_index": image.part_index}, defer=rows.pictures)
             try:
                 if isinstance(image.data, BigString):  # decoded from the frame into the file, a piece at a time
                     store_base64(image.data.raw(), image.decode, image.mime, **where)
@@ -164,7 +142,7 @@ class NativeRecord(recording.TimedRecord):
                 continue
         self.store_inputs(self.generation_id)
         prompt_tokens, output_tokens, total = usage_counts(result.usage)
-        usage.append(dict(
+        rows.usage.append(dict(
             api_key_id=principal.key_id, user_id=principal.user_id, team_id=principal.team_id,
             model_id=self.model_id, upstream_id=self.upstream_id, route=self.route,
             status_code=self.error.status if self.error else 200, cost_usd=self.cost_usd,

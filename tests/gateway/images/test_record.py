@@ -14,6 +14,7 @@ from studio.gateway.media.storage import store_bytes
 from studio.models import Asset, Generation, UsageRecord
 from tests.gateway.catalog import model_entry
 from tests.gateway.images.conftest import png
+from tests.gateway.media.written import fails_without_a_trace, media_files, one_statement_per_table, writes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -90,3 +91,35 @@ def test_a_studio_row_is_updated_and_streamed_outputs_are_not_stored_twice(alice
     assert generation.status == "succeeded" and generation.parameters["compare"] == "cmp-2"
     assert not Asset.objects.filter(generation=generation).exists()
     assert UsageRecord.objects.get().route == "studio"
+
+
+def test_a_batch_is_written_in_one_statement_per_table_and_its_files_go_if_it_fails(alice):
+    """A busy gateway's images records go in together: one INSERT for the generations, one for
+    their pictures, one for the usage rows and one UPDATE of the key's last use. A batch that
+    fails leaves no picture file behind it and keeps its images for the next try."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    colors = ("red", "green", "blue")
+
+    def made(color: str) -> ImagesRecord:
+        record = make(alice)
+        record.items = [ImageItem(data=png(color), size="24x16")]
+        record.usage = {"input_tokens": 5, "output_tokens": 100, "total_tokens": 105}
+        return record
+
+    before = media_files()
+    batch = [made(color) for color in colors]
+    with CaptureQueriesContext(connection) as queries:
+        ImagesRecord.persist_batch(batch)
+    assert writes(queries.captured_queries) == one_statement_per_table()
+    for record, color in zip(batch, colors, strict=True):
+        asset = Asset.objects.get(generation_id=record.generation_id)
+        assert asset.sha256 == hashlib.sha256(png(color)).hexdigest() and asset.file.read() == png(color)
+        assert record.items == []
+    assert UsageRecord.objects.filter(images=1, total_tokens=105).count() == 3
+    assert len(media_files() - before) == 3
+
+    broken = [made("navy"), made("maroon")]
+    fails_without_a_trace(ImagesRecord.persist_batch, broken)
+    assert all(len(r.items) == 1 for r in broken)  # kept for the next try

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
-import re
 
 import orjson
 import pytest
@@ -16,6 +15,7 @@ from studio.core.principal import Principal
 from studio.gateway.media.storage import store_bytes
 from studio.gateway.native.record import NativeRecord
 from studio.models import ApiKey, Asset, Generation, UsageRecord
+from tests.gateway.media.written import fails_without_a_trace, media_files, one_statement_per_table, writes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -186,12 +186,10 @@ def test_a_write_rolled_back_keeps_the_frames_for_the_next_try(alice):
     assert rec.frames == [] and rec.merged is None
 
 
-def test_a_batch_is_written_in_one_statement_per_table_and_its_files_go_if_it_fails(alice, settings):
+def test_a_batch_is_written_in_one_statement_per_table_and_its_files_go_if_it_fails(alice):
     """A busy gateway's native records go in together: one INSERT for the generations, one for
     their pictures, one for the usage rows and one UPDATE of the key's last use, whatever the
     batch's size. A batch that fails leaves no picture file behind it."""
-    from pathlib import Path
-
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -201,30 +199,18 @@ def test_a_batch_is_written_in_one_statement_per_table_and_its_files_go_if_it_fa
                             usage={"promptTokenCount": 3, "candidatesTokenCount": 1290, "totalTokenCount": 1293}))
         return rec
 
-    def files() -> set[Path]:
-        return {p for p in Path(settings.MEDIA_ROOT).rglob("*") if p.is_file()}
-
-    before = files()
+    before = media_files()
     batch = [made(color) for color in ("gold", "olive", "teal", "plum")]
     with CaptureQueriesContext(connection) as queries:
         NativeRecord.persist_batch(batch)
-    # (a statement run for many rows is logged as "N times: INSERT ...")
-    found = [re.match(r"(?:\d+ times: )?(INSERT INTO|UPDATE) \W?(\w+)", q["sql"]) for q in queries.captured_queries]
-    writes = [f"{m[1].split()[0]} {m[2]}" for m in found if m]
-    assert sorted(writes) == sorted([f"INSERT {Generation._meta.db_table}", f"INSERT {Asset._meta.db_table}",
-                                     f"INSERT {UsageRecord._meta.db_table}", f"UPDATE {ApiKey._meta.db_table}"])
+    assert writes(queries.captured_queries) == one_statement_per_table()
     for rec, color in zip(batch, ("gold", "olive", "teal", "plum"), strict=True):
         asset = Asset.objects.get(generation_id=rec.generation_id)
         assert asset.sha256 == hashlib.sha256(png(color)).hexdigest() and asset.file.read() == png(color)
         assert rec.frames == []
     assert UsageRecord.objects.filter(api_key=alice.key, images=1).count() == 4
-    assert len(files() - before) == 4
+    assert len(media_files() - before) == 4
 
-    written = files()
     broken = [made("navy"), made("maroon")]
-    broken[1].upstream_id = 999_999  # no such upstream: the batch's rows break a foreign key
-    with pytest.raises(Exception):  # noqa: B017 - whatever the backend raises for it
-        NativeRecord.persist_batch(broken)
-    assert files() == written  # the pictures it had written are gone with it
-    assert not Generation.objects.filter(id__in=[r.generation_id for r in broken]).exists()
+    fails_without_a_trace(NativeRecord.persist_batch, broken)
     assert all(r.pending_bytes() > 0 for r in broken)  # kept for the next try
