@@ -6,7 +6,9 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextvars import ContextVar
 from typing import Any, Protocol
 
-CLIENT_CLOSED = 499  # the status a stream the client left before its end is reported with
+from studio.core.errors import ClientClosedRequest
+
+CLIENT_CLOSED = ClientClosedRequest.status  # what a stream the client left before its end is reported with
 
 
 async def close(stream: AsyncIterator[Any]) -> None:

@@ -6,11 +6,12 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from studio.core.streams import CLIENT_CLOSED  # the client left mid-answer: charged for what it got
 from studio.models.accounts import ApiKey, Team
 from studio.models.catalog import Upstream
 
-CLIENT_CLOSED = 499  # the client left mid-answer: charged for what it got, not a failure of ours or the vendor's
-FAILED = models.Q(status_code__gte=400) & ~models.Q(status_code=CLIENT_CLOSED)  # the calls counted as errors
+# The calls counted as errors: a client that left mid-answer is not a failure of ours or the vendor's.
+FAILED = models.Q(status_code__gte=400) & ~models.Q(status_code=CLIENT_CLOSED)
 
 
 class UsageRecord(models.Model):
