@@ -36,9 +36,10 @@ class PictureRecord(Protocol):
 def persist(records: Sequence[PictureRecord]) -> None:
     """The batch in one transaction of a few statements: one INSERT each for the new generations,
     their pictures and their usage rows, one UPDATE of the keys' last use. A picture's file is
-    written before its row; when the batch fails, the files it wrote are removed again (the
-    recorder then writes its records one at a time) and the records keep their media for the
-    next try."""
+    written before its row; when a statement of the batch fails, the files it wrote are removed
+    again (the recorder then writes its records one at a time) and the records keep their media
+    for the next try. A failure only at the commit of the recorder's transaction (a foreign key,
+    checked then) leaves the files, as a write per record did."""
     rows = Rows()
     try:
         with transaction.atomic():

@@ -96,7 +96,8 @@ def test_a_studio_row_is_updated_and_streamed_outputs_are_not_stored_twice(alice
 def test_a_batch_is_written_in_one_statement_per_table_and_its_files_go_if_it_fails(alice):
     """A busy gateway's images records go in together: one INSERT for the generations, one for
     their pictures, one for the usage rows and one UPDATE of the key's last use. A batch that
-    fails leaves no picture file behind it and keeps its images for the next try."""
+    the recorder cannot write leaves no picture file of a record it could not write, which keeps its
+    images for the next try."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -120,6 +121,6 @@ def test_a_batch_is_written_in_one_statement_per_table_and_its_files_go_if_it_fa
     assert UsageRecord.objects.filter(images=1, total_tokens=105).count() == 3
     assert len(media_files() - before) == 3
 
-    broken = [made("navy"), made("maroon")]
-    fails_without_a_trace(ImagesRecord.persist_batch, broken)
-    assert all(len(r.items) == 1 for r in broken)  # kept for the next try
+    good, broken = made("navy"), made("maroon")
+    fails_without_a_trace(good, broken)
+    assert len(broken.items) == 1 and good.items == []  # kept for the next try

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-import pytest
 from django.conf import settings
 
 # A statement run for many rows is logged as "N times: INSERT ...".
@@ -32,14 +31,17 @@ def one_statement_per_table() -> list[str]:
                    f"UPDATE {ApiKey._meta.db_table}"])
 
 
-def fails_without_a_trace(persist: Callable[[list], None], batch: list) -> None:
-    """``persist(batch)`` of a batch whose last record names no real upstream (its rows break a
-    foreign key) raises, and leaves no generation and no picture file behind."""
+def fails_without_a_trace(good: Any, broken: Any) -> None:
+    """The recorder's write of a batch of ``good`` and ``broken``, whose value the database
+    refuses as its statement runs: the batch fails and each record is tried alone. ``good`` is
+    written with its one picture; ``broken`` comes back for a later try and leaves no generation
+    and no picture file behind (neither try's)."""
+    from studio.gateway import recording
     from studio.models import Generation
 
     before = media_files()
-    batch[-1].upstream_id = 999_999
-    with pytest.raises(Exception):  # noqa: B017 - whatever the backend raises for it
-        persist(batch)
-    assert media_files() == before  # the pictures it had written are gone with it
-    assert not Generation.objects.filter(id__in=[r.generation_id for r in batch]).exists()
+    broken.first_byte_ms = 2**64  # more than any database integer holds
+    assert recording._persist_batch([good, broken]) == [broken]
+    assert Generation.objects.filter(id=good.generation_id).count() == 1
+    assert not Generation.objects.filter(id=broken.generation_id).exists()
+    assert len(media_files() - before) == 1  # the good one's picture, once
