@@ -211,6 +211,7 @@ def write(outcome: Outcome, rows: list[dict]) -> tuple[Path, Path]:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(outcome.started))
     json_path, png_path = out / f"bench-{stamp}.json", out / f"bench-{stamp}.png"
     options = outcome.options
+    found = ratios(rows, outcome)
     document = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(outcome.started)),
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
@@ -220,8 +221,8 @@ def write(outcome: Outcome, rows: list[dict]) -> tuple[Path, Path]:
                     "gateway_env": options.gateway_env, "preset": options.preset},
         "frame_bytes": outcome.frame_bytes,
         "summary": rows,
-        "ratios": ratios(rows, outcome),
-        "verdicts": verdicts(ratios(rows, outcome)),
+        "ratios": found,
+        "verdicts": verdicts(found),
         "ratios_of_medians": ratios_of_medians(rows),
         "unavailable": outcome.unavailable,
         "failed_targets": outcome.failed_targets,
