@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
 
 from django.http import HttpRequest, StreamingHttpResponse
 
@@ -42,14 +43,15 @@ def named_error_frame(payload: bytes) -> list[bytes]:
 
 async def start_stream(
     request: HttpRequest,
-    events: AsyncIterator[bytes],
-    frame: Callable[[bytes], list[bytes]] = data_frame,
-    error_frame: Callable[[bytes], list[bytes]] = data_frame,
+    events: AsyncIterator[Any],
+    frame: Callable[[Any], Sequence[bytes | memoryview]] = data_frame,
+    error_frame: Callable[[bytes], Sequence[bytes | memoryview]] = data_frame,
 ) -> StreamingHttpResponse:
     """Await the first event (errors before it become a normal error response), then stream.
 
     An error after the first event can no longer change the status: it is sent as the
-    route family's error event and the stream ends.
+    route family's error event and the stream ends (or, if ``error_frame`` raises
+    ``studio.core.streams.Cut``, the answer is cut off).
     """
     first = await anext(events)
 

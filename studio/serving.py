@@ -91,6 +91,8 @@ class ApiASGIHandler(ASGIHandler):
                 raise  # cancelled from outside (the server is stopping)
         except RequestAborted:
             pass
+        except streams.Cut as exc:  # returning without the stream's end: the server drops the connection
+            logger.warning("%s: answer cut off: %s", request.path, exc)
         finally:
             state.finished = True
             watcher.cancel()

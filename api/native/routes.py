@@ -11,8 +11,10 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from api.auth import native_key, principal_for
 from api.body import json_response, parse_json
 from api.sse import start_stream
+from studio.core import streams
 from studio.core.embeddings import EmbeddingJob
 from studio.core.errors import BadRequest
+from studio.core.open_frames import FrameHead, FramePart, FrameTail, StringPiece
 from studio.gateway.embeddings import engine as embeddings_engine
 from studio.gateway.native import engine as native_image
 
@@ -33,6 +35,35 @@ def sse_frame(payload: bytes | bytearray) -> list[bytes | memoryview]:
     if len(payload) <= PIECE:
         return [b"".join((b"data: ", payload, b"\n\n"))]  # one copy (``+`` made three)
     return [b"data: ", *pieces(payload), b"\n\n"]
+
+
+class SseFrames:
+    """Events as SSE, an open frame's parts (``studio.core.open_frames``) as they come: its head
+    starts the event, its tail ends it. An error in the middle of an open frame cannot become an
+    error event (the client is inside a ``data`` line): the answer is cut off instead, as a byte
+    relay's would be, so the client sees a broken stream, not a frame that never ends."""
+
+    __slots__ = ("open",)
+
+    def __init__(self) -> None:
+        self.open = False
+
+    def frame(self, item: bytes | bytearray | FramePart) -> list[bytes | memoryview]:
+        if isinstance(item, StringPiece):
+            return [item.data]
+        if isinstance(item, FrameHead):
+            self.open = True
+            return [b"data: " + item.data]
+        if isinstance(item, FrameTail):
+            self.open = False
+            tail = item.data
+            return [b"".join((tail, b"\n\n"))] if len(tail) <= PIECE else [*pieces(tail), b"\n\n"]
+        return sse_frame(item)
+
+    def error(self, payload: bytes) -> list[bytes | memoryview]:
+        if self.open:
+            raise streams.Cut("the upstream failed inside a frame already partly sent")
+        return sse_frame(payload)
 
 
 async def _body(payload: bytes | bytearray) -> AsyncIterator[bytes | memoryview]:
@@ -64,7 +95,9 @@ async def count_tokens(request: HttpRequest, model: str) -> HttpResponse:
 async def stream_generate_content(request: HttpRequest, model: str) -> HttpResponse:
     """Always SSE: with the vendor's ``?alt=sse`` (which its client sends) or without it."""
     call = await _prepare(request, model, stream=True)
-    return await start_stream(request, native_image.stream(call), frame=sse_frame, error_frame=sse_frame)
+    events = SseFrames()
+    return await start_stream(request, native_image.stream(call, passing=True), frame=events.frame,
+                              error_frame=events.error)
 
 
 def _texts(request: Any, where: str) -> str:

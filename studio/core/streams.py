@@ -11,6 +11,11 @@ from studio.core.errors import ClientClosedRequest
 CLIENT_CLOSED = ClientClosedRequest.status  # what a stream the client left before its end is reported with
 
 
+class Cut(Exception):
+    """The answer can no longer be completed (it failed inside a part already sent): the server
+    ends the connection without the stream's end, so the client knows it was cut short."""
+
+
 async def close(stream: AsyncIterator[Any]) -> None:
     """Close ``stream`` now if it is an async generator, so its ``finally`` (a cut stream's charge,
     its upstream's release) runs at once. Leaving an ``async for`` over it does not close it: that

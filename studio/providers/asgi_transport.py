@@ -109,7 +109,10 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
             await disconnected.wait()
             return {"type": "http.disconnect"}
 
+        ended = False
+
         async def send(message: dict[str, Any]) -> None:
+            nonlocal ended
             if message["type"] == "http.response.start":
                 started.set_result(message)
             elif message["type"] == "http.response.body":
@@ -117,6 +120,7 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
                 if chunk:
                     await queue.put(bytes(chunk))
                 if not message.get("more_body", False):
+                    ended = True
                     queue.end(_END)
 
         async def run() -> None:
@@ -137,6 +141,8 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
                 disconnected.set()
             if not started.done():
                 started.set_exception(RuntimeError("in-process app returned without a response"))
+            elif not ended:  # as a server does, the connection is dropped: the client sees the body cut
+                queue.end(httpx.RemoteProtocolError("in-process app returned without completing its response"))
 
         task = loop.create_task(run())
         try:

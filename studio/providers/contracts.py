@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Protocol
 from studio.core.embeddings import EmbeddingJob, EmbeddingResult
 from studio.core.entries import UpstreamEntry
 from studio.core.images import ImageEvent, ImageJob, ImageResult
+from studio.core.open_frames import FramePart
 from studio.core.video_states import UpstreamVideoState, VideoStatus
 from studio.providers.sse import SSEEvent
 
@@ -52,8 +53,10 @@ class NativeImageUpstream(Upstream, Protocol):
         """The whole JSON answer."""
         ...
 
-    def stream_generate_content(self, upstream_model: str, body: bytes) -> AsyncIterator[bytes | bytearray]:
-        """The JSON data of each streamed event, as it arrives."""
+    def stream_generate_content(self, upstream_model: str, body: bytes, *,
+                                passing: bool = False) -> AsyncIterator[bytes | bytearray | FramePart]:
+        """The JSON data of each streamed event, as it arrives; with ``passing``, a big frame may
+        come as the parts of an open frame (``studio.core.open_frames``)."""
         ...
 
     async def count_tokens(self, upstream_model: str, body: bytes) -> bytes:

@@ -8,7 +8,7 @@ import hashlib
 import io
 import mimetypes
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from django.core.files.base import ContentFile, File
 from PIL import Image
@@ -101,9 +101,10 @@ class Base64Content(File):
 
     PIECE = 1 << 20  # base64 characters per piece: a multiple of 4, so only the last one is padded
 
-    def __init__(self, text: memoryview | str, whole: Callable[[], bytes]) -> None:
+    def __init__(self, text: memoryview | str | Iterable[bytes | memoryview], whole: Callable[[], bytes]) -> None:
         super().__init__(None, name=None)
-        self.text, self.whole = text, whole
+        self.text = _slices(text, self.PIECE) if isinstance(text, memoryview | str) else text
+        self.whole = whole
         self.length = 0
         self.hash = hashlib.sha256()
         self.pieces = self._decoded()
@@ -111,11 +112,10 @@ class Base64Content(File):
         self.pending = b""
 
     def _decoded(self) -> Iterator[bytes]:
-        text, piece = self.text, self.PIECE
         done = 0
-        for start in range(0, len(text), piece):
+        for piece in self.text:
             try:
-                chunk = b64decode_strict(text[start:start + piece])
+                chunk = b64decode_strict(piece)
             except binascii.Error:
                 chunk = self.whole()[done:]
                 if chunk:
@@ -162,13 +162,18 @@ class Base64Content(File):
         self.pending = b""
 
 
+def _slices(text: memoryview | str, size: int) -> Iterator[memoryview | str]:
+    return (text[i:i + size] for i in range(0, len(text), size))
+
+
 def store_base64(
-    text: memoryview | str, whole: Callable[[], bytes], mime: str, *, owner_id: int, team_id: int | None = None,
+    text: memoryview | str | Iterable[bytes | memoryview], whole: Callable[[], bytes], mime: str, *,
+    owner_id: int, team_id: int | None = None,
     generation_id: uuid.UUID | None = None, index: int = 0, is_draft: bool = False, metadata: dict | None = None,
     asset_id: uuid.UUID | None = None, defer: list[Asset] | None = None,
 ) -> Asset:
-    """Store the picture a base64 text encodes, decoded piece by piece into the storage (see
-    :class:`Base64Content`): an output as ``store_bytes`` stores it (``defer`` too), without its
+    """Store the picture a base64 text encodes (or its pieces, each a multiple of 4 characters but
+    the last), decoded piece by piece into the storage (see :class:`Base64Content`): an output as ``store_bytes`` stores it (``defer`` too), without its
     whole bytes in memory. ``whole`` decodes the whole text tolerantly (a typed error if it is
     not base64)."""
     content = Base64Content(text, whole)

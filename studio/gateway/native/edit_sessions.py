@@ -23,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from studio.core.errors import BadRequest, NotFound
-from studio.gateway.native.frames import BigString
+from studio.gateway.native.frames import LongString
 from studio.gateway.native.result import NativeResult
 from studio.models import Asset, Membership
 from studio.models.accounts import Role
@@ -48,8 +48,8 @@ def instruction_content(instruction: str) -> Content:
 
 
 def _plain(value: Any) -> Any:
-    """JSON values with any image still inside its frame (``BigString``) turned into text."""
-    if isinstance(value, BigString):
+    """JSON values with any image still inside its frame (a ``LongString``) turned into text."""
+    if isinstance(value, LongString):
         return value.text()
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}

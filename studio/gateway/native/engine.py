@@ -17,11 +17,13 @@ import orjson
 
 from studio.core.entries import ModelEntry, UpstreamEntry
 from studio.core.errors import BadRequest, GatewayError
+from studio.core.open_frames import FrameHead, FramePart, FrameTail, StringPiece
 from studio.core.principal import Principal
 from studio.gateway import admission, image_tokens, recording, routing, snapshot
 from studio.gateway.auth import resolve_model
 from studio.gateway.cost import Usage
 from studio.gateway.native import rules as native_rules
+from studio.gateway.native.frames import PassedFrame, PassedString
 from studio.gateway.native.record import NativeRecord, billed, final_usage_at, usage_in, with_cost
 from studio.gateway.native.version import name_platform_model
 from studio.gateway.text_checks import refuse_nul
@@ -96,41 +98,97 @@ async def generate(call: NativeCall) -> bytes | bytearray:
     return body
 
 
-async def stream(call: NativeCall) -> AsyncIterator[bytes | bytearray]:
+async def stream(call: NativeCall, *, passing: bool = False) -> AsyncIterator[bytes | bytearray | FramePart]:
     """streamGenerateContent with failover before the first frame; yields each frame's JSON.
 
-    A frame may be a ``bytearray`` (a big one is handed on in the buffer it was read into).
+    A frame may be a ``bytearray`` (a big one is handed on in the buffer it was read into). With
+    ``passing`` (a relay to the client), a big frame may come as the parts of an open frame
+    (``studio.core.open_frames``), each handed on as it comes: its model name and cost are set in
+    its tail. One whose head holds them (no vendor puts them before the picture) is joined and
+    handed on whole.
     """
-    def open_stream(up: UpstreamEntry) -> AsyncIterator[bytes | bytearray]:
+    def open_stream(up: UpstreamEntry) -> AsyncIterator[bytes | bytearray | FramePart]:
         provider = native_upstream(up, call.model)
-        return provider.stream_generate_content(up.upstream_model(call.model.model_id), call.encoded)
+        return provider.stream_generate_content(up.upstream_model(call.model.model_id), call.encoded, passing=passing)
 
     def chosen(up: UpstreamEntry) -> None:
         call.record.upstream_id = up.id
 
+    record = call.record
+    opened: _Opening | None = None
     try:
         async with contextlib.aclosing(routing.stream_with_failover(call.upstreams, open_stream, chosen)) as relayed:
-            async for frame in relayed:
-                if not call.record.frames:
-                    call.record.first_chunk()
-                frame = name_platform_model(frame, call.model.model_id)
-                ticket = call.record.ticket
-                if ticket is not None and (at := final_usage_at(frame)) is not None:
-                    # The final frame carries the call's cost (``costUsd``, US dollars) in its usage, as a
-                    # buffered answer's header does: the format lets usageMetadata grow fields (spec:
-                    # "other fields may appear") and the official SDK ignores the ones it does not know.
-                    quote = ticket.quote(billed(usage_in(frame)), call.record.upstream_id)
-                    frame = with_cost(frame, at, quote)
-                call.record.add_frame(frame)
+            async for item in relayed:
+                record.first_chunk()
+                kind = type(item)
+                if kind is StringPiece:
+                    assert opened is not None and isinstance(item, StringPiece)
+                    opened.pieces.append(item.data)
+                    if opened.relayed:
+                        yield item
+                    continue
+                if kind is FrameHead:
+                    assert isinstance(item, FrameHead)
+                    opened = _Opening(item.data, relayed=_settled_later(item.data))
+                    if opened.relayed:
+                        yield item
+                    continue
+                if kind is FrameTail:
+                    assert opened is not None and isinstance(item, FrameTail)
+                    if opened.relayed:
+                        tail = _finished(call, item.data)
+                        record.add_frame(PassedFrame(opened.head, PassedString(tuple(opened.pieces)), tail))
+                        yield FrameTail(tail)
+                    else:
+                        frame = _finished(call, opened.joined(item.data))
+                        record.add_frame(frame)
+                        yield frame
+                    opened = None
+                    continue
+                assert isinstance(item, bytes | bytearray)
+                frame = _finished(call, item)
+                record.add_frame(frame)
                 yield frame
     except GatewayError as exc:
-        call.record.fail(exc)
+        record.fail(exc)
         raise
     except BaseException as exc:  # client went away or the task was cancelled
-        call.record.fail(GatewayError(f"stream interrupted: {type(exc).__name__}"))
+        record.fail(GatewayError(f"stream interrupted: {type(exc).__name__}"))
         raise
-    call.record.finish()
+    record.finish()
     await recording.room()
+
+
+@dataclass(slots=True)
+class _Opening:
+    """An open frame on its way: relayed part by part, or held until its end."""
+
+    head: bytes
+    relayed: bool
+    pieces: list[bytes] = field(default_factory=list)
+
+    def joined(self, tail: bytes | bytearray) -> bytearray:
+        return bytearray().join((self.head, *self.pieces, tail))
+
+
+def _settled_later(head: bytes) -> bool:
+    """Whether what this gateway changes in a frame (its model's name, its usage) is after its
+    big string, in its tail: then the frame can be relayed as it comes."""
+    return b'"modelVersion"' not in head and b'"usageMetadata"' not in head and b'"finishReason"' not in head
+
+
+def _finished(call: NativeCall, frame: bytes | bytearray) -> bytes | bytearray:
+    """The frame (or an open frame's tail) as the client gets it: the platform's model name, and
+    the call's cost in the final frame's usage."""
+    frame = name_platform_model(frame, call.model.model_id)
+    ticket = call.record.ticket
+    if ticket is not None and (at := final_usage_at(frame)) is not None:
+        # The final frame carries the call's cost (``costUsd``, US dollars) in its usage, as a
+        # buffered answer's header does: the format lets usageMetadata grow fields (spec:
+        # "other fields may appear") and the official SDK ignores the ones it does not know.
+        quote = ticket.quote(billed(usage_in(frame)), call.record.upstream_id)
+        frame = with_cost(frame, at, quote)
+    return frame
 
 
 async def count_tokens(principal: Principal, model_id: str, body: Any, raw: bytes) -> bytes:

@@ -21,7 +21,7 @@ from studio.core.principal import Principal
 from studio.gateway import recording
 from studio.gateway.admission import Ticket
 from studio.gateway.cost import ZERO, Usage, display
-from studio.gateway.native.frames import BigString, parse_frame
+from studio.gateway.native.frames import LongString, PassedFrame, parse_frame
 from studio.gateway.native.result import NativeResult, inline_data, prompt_of, usage_counts
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ class NativeRecord(recording.TimedRecord):
     started: float = field(default_factory=time.perf_counter)
     first_byte_ms: int | None = None
     duration_ms: int | None = None
-    frames: list[bytes] = field(default_factory=list)
+    frames: list[bytes | bytearray | PassedFrame] = field(default_factory=list)
     error: GatewayError | None = None
     # Set by the studio when it stores outputs itself as they stream (part index → asset id).
     stored_outputs: dict[int, uuid.UUID] = field(default_factory=dict)
@@ -55,7 +55,7 @@ class NativeRecord(recording.TimedRecord):
     def start(cls, principal: Principal, model_id: str, route: str, body: dict[str, Any], *, stream: bool) -> NativeRecord:
         return cls(principal=principal, model_id=model_id, route=route, body=body, stream=stream)
 
-    def add_frame(self, frame: bytes) -> None:
+    def add_frame(self, frame: bytes | bytearray | PassedFrame) -> None:
         self.frames.append(frame)
 
     def counted(self) -> Usage:
@@ -101,7 +101,7 @@ class NativeRecord(recording.TimedRecord):
     def gather(self, rows: Rows) -> None:
         """This record's rows: its generation's (or the update of the one a studio job made), its
         final pictures' (their files written) and its usage's."""
-        from studio.gateway.media.storage import store_base64, store_bytes
+        from studio.gateway.media.storage import Base64Content, store_base64, store_bytes
         from studio.models import Generation, GenerationStatus
 
         result = self.result()
@@ -134,8 +134,8 @@ class NativeRecord(recording.TimedRecord):
             where = dict(owner_id=principal.user_id, team_id=principal.team_id, generation_id=self.generation_id,
                          index=index, metadata={"part_index": image.part_index}, defer=rows.pictures)
             try:
-                if isinstance(image.data, BigString):  # decoded from the frame into the file, a piece at a time
-                    store_base64(image.data.raw(), image.decode, image.mime, **where)
+                if isinstance(image.data, LongString):  # decoded from the frame into the file, a piece at a time
+                    store_base64(image.data.pieces(Base64Content.PIECE), image.decode, image.mime, **where)
                 else:
                     store_bytes(image.decode(), image.mime, **where)
             except GatewayError:

@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from studio.gateway.native.frames import BigString, inline_bytes
+from studio.gateway.native.frames import LongString, inline_bytes
 from studio.providers.gemini.answer import MergedAnswer
 
 
 @dataclass(slots=True)
 class InlineImage:
     mime: str
-    data: str | BigString  # base64, possibly still inside its frame (see ``native_frames``)
+    data: str | LongString  # base64, possibly still inside its frame or its pieces (see ``frames``)
     thought: bool
     part_index: int
 

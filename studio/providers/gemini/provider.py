@@ -12,6 +12,7 @@ import re
 from collections.abc import AsyncIterator
 
 from studio.core.errors import UpstreamError
+from studio.core.open_frames import FramePart
 from studio.providers.base import BaseUrlRule, Provider, json_body
 from studio.providers.contracts import Capability
 from studio.providers.gemini.embeddings import GeminiEmbeddingsMixin
@@ -61,12 +62,18 @@ class GeminiProvider(GeminiImagesMixin, GeminiEmbeddingsMixin, Provider):
         response = await self.request("POST", path, content=body, headers={"content-type": "application/json"})
         return response.content
 
-    async def stream_generate_content(self, upstream_model: str, body: bytes) -> AsyncIterator[bytearray]:
-        """Yield the JSON data of each SSE event as it arrives (no ``[DONE]`` in this protocol)."""
+    async def stream_generate_content(self, upstream_model: str, body: bytes, *,
+                                      passing: bool = False) -> AsyncIterator[bytearray | FramePart]:
+        """Yield the JSON data of each SSE event as it arrives (no ``[DONE]`` in this protocol);
+        with ``passing``, a big frame as the parts of an open frame (``studio.core.open_frames``)."""
         path = self.model_path(upstream_model, "streamGenerateContent") + "?alt=sse"
         sent = False
         async with self.stream("POST", path, content=body, headers={"content-type": "application/json"}) as resp:
-            async for frame in iter_frames(resp.aiter_bytes()):
+            async for frame in iter_frames(resp.aiter_bytes(), passing=passing):
+                if type(frame) is not bytearray:  # a part of an open frame: answer data, not an error
+                    sent = True
+                    yield frame
+                    continue
                 if len(frame) <= 8 and (not frame.strip() or frame == b"[DONE]"):  # some relays add it
                     continue
                 if _ERROR_EVENT.match(frame):

@@ -6,19 +6,30 @@ line twice at the moment of the copy. This reader grows one ``bytearray`` per ev
 the event ends, hands over that very buffer (its ``data: `` prefix cut off in place), so a big
 frame exists once. Lines may end in LF, CRLF or CR; comment lines (``: keepalive``) and other
 fields are skipped; there is no line-length limit.
+
+A reader that may open frames (``passing``) does not build a long line at all: once a ``data``
+line has grown to ``HOLD`` inside one of its strings, it hands on the line so far as the head of an
+open frame (``studio.core.open_frames``), then each chunk of the string as it comes, then the
+frame's tail with the event's end, as a byte relay would.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator
 
+from studio.core.errors import UpstreamError
+from studio.core.open_frames import FrameHead, FramePart, FrameTail, StringPiece
+
 _DATA = b"data"
+# An open string shorter than this when its line reaches ``HOLD`` is not the frame's big one.
+_BIG_STRING = 64 * 1024
 
 
 class FrameReader:
     """Feed it chunks; it returns the ``data`` of each event completed by the chunk."""
 
-    __slots__ = ("_buf", "_scan", "_line_start", "_data", "_held", "_held_size", "_long")
+    __slots__ = ("_buf", "_scan", "_line_start", "_data", "_held", "_held_size", "_long",
+                 "_passing", "_in_string", "_slashes", "_tail_line", "_tail_event", "_whole_line")
 
     # How a long line (a 4K picture's 10-20 MB frame, in 64 KB chunks) grows into its buffer:
     # - Alone in the process, each chunk is appended as it comes: the allocator extends the
@@ -33,7 +44,13 @@ class FrameReader:
     SHARE = 2
     long_lines = 0  # readers of this process inside a long line now (its heap is what is shared)
 
-    def __init__(self) -> None:
+    def __init__(self, *, passing: bool = False) -> None:
+        self._passing = passing
+        self._in_string = False  # an open frame's big string is arriving
+        self._slashes = 0  # backslashes at the end of the string's last piece
+        self._tail_line = False  # the next line to end is an open frame's tail (no ``data:``)
+        self._tail_event = False  # the next event is an open frame's tail
+        self._whole_line = False  # this long line could not be opened: it is read whole
         self._buf = bytearray()
         self._held: list[bytes] = []  # chunks without a line end, after ``_buf``
         self._held_size = 0
@@ -43,9 +60,17 @@ class FrameReader:
         # (start, end) of the current event's data lines inside ``_buf``.
         self._data: list[tuple[int, int]] = []
 
-    def feed(self, chunk: bytes) -> list[bytearray]:
+    def feed(self, chunk: bytes) -> list[bytearray | FramePart]:
+        if self._in_string:
+            return self._string_piece(chunk)
         if self._scan == len(self._buf) and b"\n" not in chunk and b"\r" not in chunk:
             # Still inside a line: nothing to scan again later.
+            if self._passing and not self._tail_line and not self._whole_line:
+                self._buf += chunk
+                self._scan = len(self._buf)
+                if len(self._buf) - self._line_start >= self.HOLD:
+                    return self._open()
+                return []
             if not self._long and len(self._buf) + self._held_size >= self.HOLD:
                 self._long = True
                 FrameReader.long_lines += 1
@@ -61,8 +86,9 @@ class FrameReader:
             return []
         self._take_held()
         self.release()  # the long line ends in this chunk
+        self._whole_line = False
         self._buf += chunk
-        events: list[bytearray] = []
+        events: list[bytearray | FramePart] = []
         while True:
             line_end, next_line = self._next_line_end()
             if line_end < 0:
@@ -81,8 +107,45 @@ class FrameReader:
             self._long = False
             FrameReader.long_lines -= 1
 
-    def close(self) -> list[bytearray]:
+    @property
+    def in_string(self) -> bool:
+        """Inside an open frame's big string: a stream that ends here has cut its frame short."""
+        return self._in_string
+
+    def _open(self) -> list[bytearray | FramePart]:
+        """The line so far as an open frame's head and its big string's first piece, if the line
+        is the event's one ``data`` line and ends inside a long string; else it is read whole."""
+        buf, start = self._buf, self._line_start
+        colon = buf.find(b":", start, start + 8)
+        opening = _open_string(buf, colon + 1) if colon >= 0 and buf[start:colon] == _DATA else -1
+        if self._data or opening < 0 or len(buf) - opening - 1 < _BIG_STRING:
+            self._whole_line = True
+            return []
+        value = colon + 2 if buf[colon + 1] == 0x20 else colon + 1
+        head = FrameHead(bytes(buf[value:opening + 1]))
+        piece = bytes(buf[opening + 1:])
+        self._buf = bytearray()
+        self._scan = self._line_start = 0
+        self._in_string = True
+        self._slashes = _trailing_slashes(piece, 0)
+        return [head, StringPiece(piece)]
+
+    def _string_piece(self, chunk: bytes) -> list[bytearray | FramePart]:
+        """A chunk of the open string: handed on up to its closing quote; after that, the frame's
+        tail is read as a line of its own."""
+        closing = _closing_quote(chunk, self._slashes)
+        if closing < 0:
+            self._slashes = _trailing_slashes(chunk, self._slashes)
+            return [StringPiece(chunk)]
+        self._in_string = False
+        self._tail_line = self._tail_event = True
+        parts: list[bytearray | FramePart] = [StringPiece(chunk[:closing])] if closing else []
+        return parts + self.feed(chunk[closing:])
+
+    def close(self) -> list[bytearray | FramePart]:
         """The stream ended: flush a last line and event that had no blank line after them."""
+        if self._in_string:
+            return []
         self._take_held()
         self.release()
         buf = self._buf
@@ -122,8 +185,12 @@ class FrameReader:
         self._scan = len(buf)
         return -1, -1
 
-    def _line(self, start: int, end: int, next_line: int) -> bytearray | None:
+    def _line(self, start: int, end: int, next_line: int) -> bytearray | FramePart | None:
         buf = self._buf
+        if self._tail_line:  # all of it is data (its ``data:`` went with the head)
+            self._tail_line = False
+            self._data.append((start, end))
+            return None
         if start == end:  # blank line: dispatch
             if self._data:
                 return self._take_event(next_line)
@@ -139,8 +206,9 @@ class FrameReader:
             self._data.append((value, end))
         return None
 
-    def _take_event(self, rest_start: int) -> bytearray:
-        """Hand over the event's data; what follows it starts a new buffer."""
+    def _take_event(self, rest_start: int) -> bytearray | FramePart:
+        """Hand over the event's data (an open frame's tail, if it is that); what follows it starts
+        a new buffer."""
         buf, lines = self._buf, self._data
         rest = bytearray(buf[rest_start:])  # a chunk's tail at most
         if len(lines) == 1:
@@ -153,6 +221,9 @@ class FrameReader:
         self._buf = rest
         self._scan = self._line_start = 0
         self._data = []
+        if self._tail_event:
+            self._tail_event = False
+            return FrameTail(data)
         return data
 
     def _compact(self) -> None:
@@ -164,13 +235,53 @@ class FrameReader:
         self._line_start = 0
 
 
-async def iter_frames(chunks: AsyncIterable[bytes]) -> AsyncIterator[bytearray]:
-    reader = FrameReader()
+def _open_string(buf: bytearray, start: int) -> int:
+    """Where the string the buffer ends inside opens (its quote), or -1 if it ends outside one."""
+    opening = buf.find(b'"', start)
+    while opening >= 0:
+        closing = _closing_quote(buf, 0, opening + 1)
+        if closing < 0:
+            return opening
+        opening = buf.find(b'"', closing + 1)
+    return -1
+
+
+def _closing_quote(data: bytes | bytearray, slashes: int, start: int = 0) -> int:
+    """The first unescaped ``"`` from ``start``; ``slashes``: backslashes just before ``data``."""
+    find = data.find
+    pos = start
+    while True:
+        quote = find(b'"', pos)
+        if quote < 0:
+            return -1
+        run = 0
+        while quote - 1 - run >= start and data[quote - 1 - run] == 0x5C:
+            run += 1
+        if quote - run == start:
+            run += slashes
+        if run % 2 == 0:
+            return quote
+        pos = quote + 1
+
+
+def _trailing_slashes(data: bytes, before: int) -> int:
+    """Backslashes at the end of ``data`` (``before``: those before it, if it is all backslashes)."""
+    run, last = 0, len(data) - 1
+    while run <= last and data[last - run] == 0x5C:
+        run += 1
+    return run + before if run == len(data) else run
+
+
+async def iter_frames(chunks: AsyncIterable[bytes], *, passing: bool = False) -> AsyncIterator[bytearray | FramePart]:
+    """The ``data`` of each event; with ``passing``, a big frame opened (``FrameReader``)."""
+    reader = FrameReader(passing=passing)
     try:
         async for chunk in chunks:
             for frame in reader.feed(chunk):
                 yield frame
         for frame in reader.close():
             yield frame
+        if reader.in_string:
+            raise UpstreamError("the upstream's stream ended inside an answer frame", details={"upstream_status": 200})
     finally:  # a stream cut or given up partway is no longer growing a line
         reader.release()

@@ -27,6 +27,7 @@ class Reply:
     break_after: int | None = None
     delay: float = 0.0  # before the response starts (timeouts)
     hold: asyncio.Event | None = None  # the connection stays open after the chunks until this is set
+    then: list[bytes] = field(default_factory=list)  # sent once ``hold`` is set
 
 
 @dataclass
@@ -74,6 +75,8 @@ class FakeGemini:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         if reply.hold is not None:
             await reply.hold.wait()
+        for chunk in reply.then:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 

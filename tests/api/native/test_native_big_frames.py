@@ -10,6 +10,7 @@ frame size.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import gc
 import hashlib
@@ -18,12 +19,21 @@ import os
 import tracemalloc
 
 import httpx
+import orjson
 import pytest
 from PIL import Image
 
 from studio.gateway import recording
 from studio.providers.asgi_transport import StreamingASGITransport
-from tests.api.native.native_fakes import Reply, fake_gemini, image_frame, json_reply, sse, text_frame  # noqa: F401
+from tests.api.native.native_fakes import (  # noqa: F401
+    IMAGE_FRAME_COST,
+    Reply,
+    fake_gemini,
+    image_frame,
+    json_reply,
+    sse,
+    text_frame,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -152,3 +162,77 @@ async def test_a_4k_stream_ends_once_its_image_is_stored(streaming_client, alice
     generation = await Generation.objects.filter(user=alice.user).aget()
     assert generation.status == "succeeded"
     assert (await Asset.objects.aget(generation=generation)).bytes == len(png)
+
+
+def relayed_frame(frame: bytes) -> bytes:
+    """A final image frame as the client gets it: the platform's model, the call's cost, LF framing."""
+    return platform_named(frame).replace(b"\r\n", b"\n").replace(
+        b'"usageMetadata":{', b'"usageMetadata":{"costUsd":%s,' % str(IMAGE_FRAME_COST).encode())
+
+
+async def test_a_4k_frame_reaches_the_client_while_the_vendor_still_sends_it(streaming_client, alice, fake_gemini):
+    """As a byte relay would, the gateway hands on a big frame as it arrives: the client holds its
+    first megabytes while the vendor still holds back the rest (a gateway that read the frame
+    whole first would wait for the vendor forever here). In the end the client has the frame,
+    named and costed, and the gallery has the picture."""
+    png = big_png(1200)
+    chunks = network_chunks(sse(image_frame(base64.b64encode(png).decode()))[0])
+    rest = asyncio.Event()
+    fake_gemini["fake-gemini"].queue(Reply(200, chunks[:len(chunks) // 2], content_type="text/event-stream",
+                                           hold=rest, then=chunks[len(chunks) // 2:]))
+    received = bytearray()
+
+    async def read() -> None:
+        path = f"/v1/models/{MODEL}:streamGenerateContent"
+        async with streaming_client.stream("POST", path, json=BODY, headers={"x-delta-api-key": alice.secret}) as response:
+            assert response.status_code == 200
+            async for chunk in response.aiter_raw():
+                received.extend(chunk)
+                if len(received) > 1_500_000:
+                    rest.set()
+
+    await asyncio.wait_for(read(), timeout=30)
+    assert bytes(received) == relayed_frame(b"".join(chunks))
+    await recording.drain()
+    assert await stored_image(alice) == png
+
+
+async def test_a_vendor_that_drops_a_4k_frame_halfway_cuts_the_answer_off(streaming_client, alice, fake_gemini):
+    """The client already has half a frame: no error event can follow inside its ``data`` line, so
+    the answer is cut off as a dropped connection, and the call is recorded as failed."""
+    from studio.models import Generation, UsageRecord
+
+    chunks = network_chunks(sse(image_frame(base64.b64encode(big_png(1200)).decode()))[0])
+    fake_gemini["fake-gemini"].queue(Reply(200, chunks, content_type="text/event-stream",
+                                           break_after=len(chunks) // 2))
+    received = bytearray()
+    path = f"/v1/models/{MODEL}:streamGenerateContent"
+    with pytest.raises(httpx.RemoteProtocolError):
+        async with streaming_client.stream("POST", path, json=BODY, headers={"x-delta-api-key": alice.secret}) as response:
+            assert response.status_code == 200
+            async for chunk in response.aiter_raw():
+                received.extend(chunk)
+    assert received.startswith(b'data: {"candidates"') and len(received) > 1_500_000
+    assert b"\n\n" not in received  # no event was ever completed
+    await recording.drain()
+    generation = await Generation.objects.filter(user=alice.user).aget()
+    assert generation.status == "failed"
+    usage = await UsageRecord.objects.filter(user=alice.user).aget()
+    assert usage.status_code >= 500 and usage.images == 0
+
+
+async def test_a_big_frame_whose_model_name_comes_first_is_handed_on_whole(streaming_client, alice, fake_gemini):
+    """A vendor that puts ``modelVersion`` before the picture: the frame is read whole, so the name
+    is changed where it is, and the client gets the frame all the same."""
+    png = big_png(1000)
+    frame = image_frame(base64.b64encode(png).decode())
+    first = orjson.dumps({"modelVersion": frame["modelVersion"], "candidates": frame["candidates"],
+                          "usageMetadata": frame["usageMetadata"], "responseId": "r1"})
+    fake_gemini["fake-gemini"].queue(Reply(200, network_chunks(b"data: " + first + b"\r\n\r\n"),
+                                           content_type="text/event-stream"))
+    path = f"/v1/models/{MODEL}:streamGenerateContent"
+    async with streaming_client.stream("POST", path, json=BODY, headers={"x-delta-api-key": alice.secret}) as response:
+        received = b"".join([chunk async for chunk in response.aiter_raw()])
+    assert received == b"data: " + relayed_frame(first) + b"\n\n"
+    await recording.drain()
+    assert await stored_image(alice) == png

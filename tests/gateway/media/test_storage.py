@@ -22,7 +22,7 @@ from studio.gateway.media.storage import (
     store_bytes,
     store_item,
 )
-from studio.gateway.native.frames import BigString, parse_frame
+from studio.gateway.native.frames import BigString, PassedString, parse_frame
 from studio.models import Asset, AssetKind, Membership, Team, Visibility
 from tests.gateway.media.samples import image_bytes
 from tests.s3_server import keys
@@ -173,6 +173,23 @@ def test_base64_that_turns_tolerant_partway_is_stored_whole(user, monkeypatch) -
     asset = store_base64(big.raw(), big.decode_base64, "image/png", owner_id=user.id)
     stored = Asset.objects.get(id=asset.id)
     assert stored.bytes == len(data) and stored.sha256 == hashlib.sha256(data).hexdigest()
+    with stored.file.open("rb") as handle:
+        assert handle.read() == data
+
+
+def test_a_picture_is_stored_from_the_pieces_a_frame_relayed_open_kept(user) -> None:
+    """The image string of a frame relayed as it came (``PassedString``) is decoded from its pieces
+    as they are, clean at first and escaped from the middle on, without being joined first."""
+    data = big_picture(3 << 20)
+    encoded = base64.b64encode(data)
+    half = len(encoded) // 2
+    text = encoded[:half] + encoded[half:].replace(b"/", b"\\/")
+    chunks = tuple(text[i:i + 65_537] for i in range(0, len(text), 65_537))  # not a multiple of 4
+    string = PassedString(chunks)
+    asset = store_base64(string.pieces(Base64Content.PIECE), string.decode_base64, "image/png", owner_id=user.id)
+    stored = Asset.objects.get(id=asset.id)
+    assert (stored.bytes, stored.width, stored.height) == (len(data), 40, 30)
+    assert stored.sha256 == hashlib.sha256(data).hexdigest()
     with stored.file.open("rb") as handle:
         assert handle.read() == data
 

@@ -93,3 +93,39 @@ def test_inline_bytes_of_a_plain_string() -> None:
 def test_malformed_json_still_raises() -> None:
     with pytest.raises(orjson.JSONDecodeError):
         parse_frame(frame()[:-5])
+
+
+# -- frames relayed open ------------------------------------------------------------------------------
+
+def opened(whole: bytes, cuts: list[int]) -> frames.PassedFrame:
+    """``whole`` split as a passing reader splits it: head through the image string's opening
+    quote, the string in pieces at ``cuts`` (offsets into it), the tail from its closing quote."""
+    start = whole.index(b'"data":"') + len(b'"data":"')
+    end = whole.index(b'"', start)
+    bounds = [start, *(start + c for c in cuts), end]
+    chunks = tuple(whole[a:b] for a, b in zip(bounds, bounds[1:], strict=False))
+    return frames.PassedFrame(whole[:start], frames.PassedString(chunks), whole[end:])
+
+
+@pytest.mark.parametrize("cuts", [[], [1], [5, 6, 7], [4096, 4097 + 3 * 4096], list(range(999, 60_000, 999))])
+def test_a_frame_relayed_open_parses_as_the_frame_and_its_image_decodes_from_its_pieces(cuts) -> None:
+    whole = frame(text="x" * (2 * BIG_STRING))  # a long text in it too: it stays a plain string
+    passed = opened(whole, cuts)
+    assert bytes(passed.joined()) == whole and len(passed) == len(whole)
+    parsed = parse_frame(passed)
+    data = parsed["candidates"][0]["content"]["parts"][1]["inlineData"]["data"]
+    assert isinstance(data, frames.PassedString)
+    assert inline_bytes(data) == IMAGE and data.text() == IMAGE_B64
+    parsed["candidates"][0]["content"]["parts"][1]["inlineData"]["data"] = IMAGE_B64
+    assert parsed == orjson.loads(whole)
+    for size in (4, 1000, 4096, 1 << 20):
+        pieces = [bytes(p) for p in data.pieces(size)]
+        assert all(len(p) % 4 == 0 for p in pieces[:-1])
+        assert b"".join(base64.b64decode(p) for p in pieces) == IMAGE
+
+
+def test_a_passed_image_with_json_escapes_is_decoded_tolerantly() -> None:
+    escaped = IMAGE_B64.replace("/", "\\/")
+    whole = frame().replace(IMAGE_B64.encode(), escaped.encode())
+    data = parse_frame(opened(whole, [3, 4000]))["candidates"][0]["content"]["parts"][1]["inlineData"]["data"]
+    assert inline_bytes(data) == IMAGE

@@ -8,6 +8,8 @@ import tracemalloc
 
 import pytest
 
+from studio.core.errors import UpstreamError
+from studio.core.open_frames import FrameHead, FrameTail, StringPiece
 from studio.providers.gemini.sse import FrameReader, iter_frames
 
 
@@ -146,3 +148,89 @@ async def test_a_stream_given_up_inside_a_long_line_is_no_longer_counted(monkeyp
     with pytest.raises(asyncio.CancelledError):
         await task
     assert FrameReader.long_lines == 0
+
+
+# -- a reader that opens big frames ------------------------------------------------------------------
+
+def read_passing(stream: bytes, step: int) -> tuple[list[bytes], list[int]]:
+    """The frames a passing reader hands on (an open frame's parts joined) and, for each, how
+    many parts it came in (1: whole)."""
+    reader = FrameReader(passing=True)
+    parts: list = []
+    for i in range(0, len(stream), step):
+        parts += reader.feed(stream[i:i + step])
+    parts += reader.close()
+    assert not reader.in_string
+    frames, counts, open_frame = [], [], None
+    for part in parts:
+        if isinstance(part, FrameHead):
+            assert open_frame is None
+            open_frame = [part.data]
+        elif isinstance(part, StringPiece):
+            open_frame.append(part.data)
+        elif isinstance(part, FrameTail):
+            frames.append(b"".join([*open_frame, bytes(part.data)]))
+            counts.append(len(open_frame) + 1)
+            open_frame = None
+        else:
+            assert open_frame is None
+            frames.append(bytes(part))
+            counts.append(1)
+    assert open_frame is None
+    return frames, counts
+
+
+def picture_frame(size: int, fill: bytes = b"Q", extra: bytes = b"") -> bytes:
+    return (b'{"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"image/png","data":"'
+            + fill * size + extra + b'"}}],"role":"model"},"finishReason":"STOP"}],'
+            + b'"usageMetadata":{"totalTokenCount":7},"modelVersion":"m-1"}')
+
+
+@pytest.mark.parametrize("step", [65_536, 100_003, 1 << 20])
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"])
+def test_a_passing_reader_opens_big_frames_and_their_parts_are_the_frame(step, newline):
+    """Big frames leave as head, pieces and tail, which joined are the frame byte for byte: back
+    to back, among small frames and comments, and as the last line of a stream with no blank
+    line after it; small frames stay whole, and so does a line that ends in the chunk after the one
+    where it outgrew ``HOLD`` (nothing is left to relay early)."""
+    n = newline
+    frames = [picture_frame(3_000_000), b'{"small":1}', picture_frame(2_500_000, b"R"), picture_frame(1_300_000, b"S")]
+    stream = (b"data: " + frames[0] + n + n + b": ping" + n + b"data: " + frames[1] + n + n
+              + b"data: " + frames[2] + n + n + b"data: " + frames[3] + n)
+    got, counts = read_passing(stream, step)
+    assert got == frames
+    assert counts[1] == 1 and counts[0] > 3 and counts[2] > 3
+    assert counts[3] > 3 or step == 1 << 20
+
+
+@pytest.mark.parametrize("step", [65_536, 65_537, 65_538])
+def test_escapes_in_a_passed_string_do_not_end_it_wherever_the_chunks_split_them(step):
+    """An escaped quote, escaped slashes and a run of backslashes split across chunks: the string
+    ends only at its real closing quote."""
+    body = b"A" * (2 * 65_536 - 3) + b'\\"' + b"\\\\" * 3 + b"\\/" + b"B" * 70_000 + b"\\\\"
+    frame = picture_frame(1_200_000, extra=body)
+    got, counts = read_passing(b"data: " + frame + b"\n\ndata: {}\n\n", step)
+    assert got == [frame, b"{}"] and counts[0] > 3
+
+
+def test_a_long_line_that_is_not_one_string_is_read_whole():
+    """A line long for many short strings, or a long line of another field, is not opened."""
+    many = b'{"parts":[' + b",".join([b'{"text":"' + b"w" * 1000 + b'"}'] * 1500) + b"]}"
+    stream = b"event: " + b"e" * 1_100_000 + b"\ndata: " + many + b"\n\ndata: {}\n\n"
+    got, counts = read_passing(stream, 65_536)
+    assert got == [many, b"{}"] and counts == [1, 1]
+
+
+async def test_a_stream_that_ends_inside_an_open_frame_is_the_upstreams_failure():
+    frame = picture_frame(2_000_000)
+
+    async def chunks():
+        line = b"data: " + frame
+        for i in range(0, len(line) // 2, 65_536):
+            yield line[i:i + 65_536]
+
+    parts = []
+    with pytest.raises(UpstreamError, match="inside an answer frame"):
+        async for part in iter_frames(chunks(), passing=True):
+            parts.append(part)
+    assert isinstance(parts[0], FrameHead) and all(isinstance(p, StringPiece) for p in parts[1:])
