@@ -8,7 +8,7 @@ frame exists once. Lines may end in LF, CRLF or CR; comment lines (``: keepalive
 fields are skipped; there is no line-length limit.
 
 A reader that may open frames (``passing``) does not build a long line at all: once a ``data``
-line has grown to ``HOLD`` inside one of its strings, it hands on the line so far as the head of an
+line has grown to ``OPEN_AT`` inside one of its strings, it hands on the line so far as the head of an
 open frame (``studio.core.open_frames``), then each chunk of the string as it comes, then the
 frame's tail with the event's end, as a byte relay would.
 """
@@ -21,7 +21,7 @@ from studio.core.errors import UpstreamError
 from studio.core.open_frames import FrameHead, FramePart, FrameTail, StringPiece
 
 _DATA = b"data"
-# An open string shorter than this when its line reaches ``HOLD`` is not the frame's big one.
+# An open string shorter than this when its line reaches ``OPEN_AT`` is not the frame's big one.
 _BIG_STRING = 64 * 1024
 
 
@@ -41,6 +41,9 @@ class FrameReader:
     #   come to half of what the buffer holds (``HOLD`` at least), then appended together: the
     #   buffer grows in a few large steps, moved a few times at most.
     HOLD = 1 << 20
+    # A passing reader opens a line this long (a picture of a few hundred KB on): the client gets
+    # its bytes as they come, and none of it is gathered in a buffer first.
+    OPEN_AT = 256 * 1024
     SHARE = 2
     long_lines = 0  # readers of this process inside a long line now (its heap is what is shared)
 
@@ -68,7 +71,7 @@ class FrameReader:
             if self._passing and not self._tail_line and not self._whole_line:
                 self._buf += chunk
                 self._scan = len(self._buf)
-                if len(self._buf) - self._line_start >= self.HOLD:
+                if len(self._buf) - self._line_start >= self.OPEN_AT:
                     return self._open()
                 return []
             if not self._long and len(self._buf) + self._held_size >= self.HOLD:

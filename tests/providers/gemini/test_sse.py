@@ -192,15 +192,15 @@ def test_a_passing_reader_opens_big_frames_and_their_parts_are_the_frame(step, n
     """Big frames leave as head, pieces and tail, which joined are the frame byte for byte: back
     to back, among small frames and comments, and as the last line of a stream with no blank
     line after it; small frames stay whole, and so does a line that ends in the chunk after the one
-    where it outgrew ``HOLD`` (nothing is left to relay early)."""
+    where it outgrew ``OPEN_AT`` (nothing is left to relay early)."""
     n = newline
-    frames = [picture_frame(3_000_000), b'{"small":1}', picture_frame(2_500_000, b"R"), picture_frame(1_300_000, b"S")]
+    frames = [picture_frame(3_000_000), b'{"small":1}', picture_frame(2_500_000, b"R"), picture_frame(300_000, b"S")]
     stream = (b"data: " + frames[0] + n + n + b": ping" + n + b"data: " + frames[1] + n + n
               + b"data: " + frames[2] + n + n + b"data: " + frames[3] + n)
     got, counts = read_passing(stream, step)
     assert got == frames
     assert counts[1] == 1 and counts[0] > 3 and counts[2] > 3
-    assert counts[3] > 3 or step == 1 << 20
+    assert counts[3] >= 3 or step == 1 << 20
 
 
 @pytest.mark.parametrize("step", [65_536, 65_537, 65_538])
