@@ -22,6 +22,10 @@ import orjson
 logger = logging.getLogger(__name__)
 
 
+# The most of a streamed answer one message carries (about what one socket read returns).
+WIRE_PIECE = 64 * 1024
+
+
 @dataclass(slots=True)
 class Request:
     method: str
@@ -106,7 +110,10 @@ class SandboxApp:
             await send({"type": "http.response.body", "body": response.body})
             return
         async for chunk in response.stream:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            # A vendor's big event (a picture) reaches a client in pieces, as the network delivers
+            # it, not as one read: the gateway's readers meet it here as they do there.
+            for start in range(0, len(chunk), WIRE_PIECE):
+                await send({"type": "http.response.body", "body": chunk[start:start + WIRE_PIECE], "more_body": True})
         await send({"type": "http.response.body", "body": b""})
 
     async def dispatch(self, request: Request) -> Response:
