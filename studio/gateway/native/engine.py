@@ -122,30 +122,29 @@ async def stream(call: NativeCall, *, passing: bool = False) -> AsyncIterator[by
                 record.first_chunk()
                 kind = type(item)
                 if kind is StringPiece:
-                    assert opened is not None and isinstance(item, StringPiece)
+                    assert opened is not None
                     opened.pieces.append(item.data)
                     if opened.relayed:
                         yield item
                     continue
                 if kind is FrameHead:
-                    assert isinstance(item, FrameHead)
                     opened = _Opening(item.data, relayed=_settled_later(item.data))
                     if opened.relayed:
                         yield item
                     continue
                 if kind is FrameTail:
-                    assert opened is not None and isinstance(item, FrameTail)
+                    assert opened is not None
+                    string = PassedString(tuple(opened.pieces))
                     if opened.relayed:
                         tail = _finished(call, item.data)
-                        record.add_frame(PassedFrame(opened.head, PassedString(tuple(opened.pieces)), tail))
+                        record.add_frame(PassedFrame(opened.head, string, tail))
                         yield FrameTail(tail)
                     else:
-                        frame = _finished(call, opened.joined(item.data))
+                        frame = _finished(call, PassedFrame(opened.head, string, item.data).joined())
                         record.add_frame(frame)
                         yield frame
                     opened = None
                     continue
-                assert isinstance(item, bytes | bytearray)
                 frame = _finished(call, item)
                 record.add_frame(frame)
                 yield frame
@@ -166,9 +165,6 @@ class _Opening:
     head: bytes
     relayed: bool
     pieces: list[bytes] = field(default_factory=list)
-
-    def joined(self, tail: bytes | bytearray) -> bytearray:
-        return bytearray().join((self.head, *self.pieces, tail))
 
 
 def _settled_later(head: bytes) -> bool:
