@@ -169,9 +169,11 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(env("MEDIA_ROOT", str(BASE_DIR / "media")))
 MEDIA_URL = "/media/"
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Django's file system storage, each file synced to the disk and dropped from the cache (core/file_storage.py)
+    "default": {"BACKEND": "studio.core.file_storage.MediaFileStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+STUDIO_MEDIA_WRITE_THROUGH = env_bool("STUDIO_MEDIA_WRITE_THROUGH", True)
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
