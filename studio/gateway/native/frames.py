@@ -95,21 +95,37 @@ class PassedString(LongString):
         return sum(len(c) for c in self.chunks)
 
     def pieces(self, size: int) -> Iterator[bytes | memoryview]:
-        """The chunks as they are where they are long enough, else gathered; each cut to a
-        multiple of 4 characters, its last few carried into the next."""
-        group: list[bytes | memoryview] = []
+        """The string in pieces of a multiple of 4 characters (but the last): first the chunks
+        gathered to at least ``size`` characters (a picture's header is in them), then each chunk
+        as it came, not copied; the few characters that straddle two chunks make a piece of 4 of
+        their own."""
+        chunks = iter(self.chunks)
+        group: list[bytes] = []
         have = 0
-        for chunk in self.chunks:
+        for chunk in chunks:
             group.append(chunk)
             have += len(chunk)
-            if have < size:
-                continue
-            data = group[0] if len(group) == 1 else b"".join(group)
-            cut = have - have % 4
-            yield memoryview(data)[:cut]
-            group, have = ([bytes(memoryview(data)[cut:])], have - cut) if cut < have else ([], 0)
-        if have:
-            yield b"".join(group)
+            if have >= size:
+                break
+        first = group[0] if len(group) == 1 else b"".join(group)
+        cut = have - have % 4
+        if cut:
+            yield memoryview(first)[:cut]
+        carry = first[cut:]
+        for chunk in chunks:
+            view, start = memoryview(chunk), 0
+            if carry:
+                start = 4 - len(carry)
+                if len(chunk) < start:
+                    carry += chunk
+                    continue
+                yield carry + view[:start]
+            end = start + (len(chunk) - start) // 4 * 4
+            if end > start:
+                yield view[start:end]
+            carry = chunk[end:]
+        if carry:
+            yield carry
 
     def decode_base64(self) -> bytes:
         joined = b"".join(self.chunks)
