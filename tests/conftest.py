@@ -28,6 +28,17 @@ def _media_root(settings, tmp_path):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _quick_password_hashing():
+    """Accounts are made by the thousand here (every ``catalog`` seeds an admin with a password):
+    PBKDF2's million rounds would cost 0.23 s each. The tests' passwords go through Django's
+    hashers all the same, with a cheap one; the product keeps Django's default."""
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _run_redis_prefix():
     """What a run keeps in Redis (spend counters, breaker counts, the worker's heartbeat) lives
     under a prefix of its own, so a run never finds an earlier run's state (a budget or an
