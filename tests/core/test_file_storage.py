@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import mmap
 import os
 import sys
@@ -74,3 +75,23 @@ def test_a_name_taken_gets_a_new_one_and_both_files_stay(tmp_path):
     second = storage.save("a.png", ContentFile(b"two"))
     assert first != second
     assert storage.open(first).read() == b"one" and storage.open(second).read() == b"two"
+
+
+def test_a_file_system_that_cannot_sync_keeps_the_file_as_written(tmp_path, monkeypatch):
+    def cannot(fd: int) -> None:
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    monkeypatch.setattr(os, "fdatasync", cannot)
+    storage = MediaFileStorage(location=str(tmp_path), write_through=True)
+    name = storage.save("a.png", ContentFile(b"picture"))
+    assert storage.open(name).read() == b"picture"
+
+
+def test_an_input_output_error_while_syncing_fails_the_save(tmp_path, monkeypatch):
+    def broken(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fdatasync", broken)
+    storage = MediaFileStorage(location=str(tmp_path), write_through=True)
+    with pytest.raises(OSError):
+        storage.save("a.png", ContentFile(b"picture"))
