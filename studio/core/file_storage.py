@@ -38,7 +38,8 @@ def write_through(path: str) -> None:
     """Wait for ``path``'s written bytes to reach the disk, then drop its pages from the cache."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        os.fdatasync(fd)
+        # fdatasync skips the file's times; where there is none (macOS), fsync does the same job.
+        (os.fdatasync if hasattr(os, "fdatasync") else os.fsync)(fd)
         if CAN_DROP:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     except OSError as exc:

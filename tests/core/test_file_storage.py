@@ -77,6 +77,18 @@ def test_a_name_taken_gets_a_new_one_and_both_files_stay(tmp_path):
     assert storage.open(first).read() == b"one" and storage.open(second).read() == b"two"
 
 
+def test_without_fdatasync_the_file_is_synced_with_fsync(tmp_path, monkeypatch):
+    synced = []
+    fsync = os.fsync
+    monkeypatch.delattr(os, "fdatasync")  # as on macOS
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), fsync(fd)))
+    storage = MediaFileStorage(location=str(tmp_path), write_through=True)
+    data = picture_bytes()
+    name = storage.save("assets/picture.png", ContentFile(data))
+    assert len(synced) == 1 and resident_pages(storage.path(name)) == 0
+    assert storage.open(name).read() == data
+
+
 def test_a_file_system_that_cannot_sync_keeps_the_file_as_written(tmp_path, monkeypatch):
     def cannot(fd: int) -> None:
         raise OSError(errno.EINVAL, "Invalid argument")
