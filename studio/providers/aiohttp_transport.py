@@ -26,6 +26,30 @@ from studio.providers.bodies import WholeBodyStream
 HTTP_11 = b"HTTP/1.1"
 
 
+class _MapErrors:
+    """The library's ``map_aiohttp_exceptions`` (aiohttp's errors as httpx's), as a class: it
+    is entered for every call and every piece of a stream, where a generator-based context
+    manager costs several times as much."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if exc is None or not isinstance(exc, Exception):
+            return
+        mapped: type[Exception] | None = None
+        for from_exc, to_exc in library.AIOHTTP_EXC_MAP.items():
+            if isinstance(exc, from_exc) and (mapped is None or issubclass(to_exc, mapped)):
+                mapped = to_exc
+        if mapped is not None:
+            raise mapped(str(exc)) from exc
+
+
+map_errors = _MapErrors()
+
+
 class ArrivingStream(library.AiohttpResponseStream, WholeBodyStream):
     """An answer's body in the pieces aiohttp received it (no re-slicing, no copy), or whole."""
 
@@ -33,7 +57,7 @@ class ArrivingStream(library.AiohttpResponseStream, WholeBodyStream):
         return _Arriving(self._aiohttp_response.content.iter_any())
 
     async def read_whole(self) -> bytes:
-        with library.map_aiohttp_exceptions():
+        with map_errors:
             return await self._aiohttp_response.content.read()
 
 
@@ -51,7 +75,7 @@ class _Arriving:
         return self
 
     async def __anext__(self) -> bytes:
-        with library.map_aiohttp_exceptions():
+        with map_errors:
             return await self.pieces.__anext__()
 
 
@@ -77,7 +101,7 @@ class AiohttpTransport(library.AiohttpTransport):
         if self.proxy is not None:  # the library's path knows proxies
             return await self.handle_async_request(httpx.Request(
                 method, url, content=content, headers=headers, extensions={"timeout": timeout.as_dict()}))
-        with library.map_aiohttp_exceptions():
+        with map_errors:
             response = await self.client.request(
                 method, url, headers=headers, data=content or None, allow_redirects=False,
                 auto_decompress=False, compress=False,

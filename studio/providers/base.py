@@ -48,8 +48,14 @@ class BaseUrlRule:
     accepts: re.Pattern[str]
 
     def url(self, base_url: str, path: str) -> str:
-        base = base_url.rstrip("/")
-        return base + ("" if self.accepts.search(base) else self.version) + path
+        return _joined(self, base_url, path)
+
+
+@functools.lru_cache(maxsize=4096)
+def _joined(rule: BaseUrlRule, base_url: str, path: str) -> str:
+    """``rule.url``: an upstream's calls repeat a handful of paths, each joined once."""
+    base = base_url.rstrip("/")
+    return base + ("" if rule.accepts.search(base) else rule.version) + path
 
 
 class Provider:
@@ -129,6 +135,30 @@ class Provider:
                                          lambda: self._timed_out("total", deadlines.total))
         return response
 
+    async def _fetch(self, method: str, path: str, content: bytes | None, params: dict[str, Any] | None,
+                     headers: dict[str, str] | None, deadlines: Deadlines) -> httpx.Response:
+        """``_send`` and the whole body read, under one timer: it is set to the first-byte
+        deadline while the status line is awaited, then moved to the overall one for the body
+        (what ``_send`` and its ``DeadlineStream`` do with two)."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        first_byte = min(deadlines.first_byte, deadlines.total)
+        kwargs = self._kwargs(headers)
+        sent = None
+        try:
+            async with asyncio.timeout(first_byte) as timer:
+                sent = await self.client.send_direct(method, self.url(path), content=content, params=params,
+                                                     **kwargs)
+                timer.reschedule(start + deadlines.total)
+                try:
+                    return await read_answer(sent)
+                finally:
+                    await sent.aclose()
+        except TimeoutError:
+            if sent is None:
+                raise self._timed_out("first_byte", first_byte) from None
+            raise self._timed_out("total", deadlines.total) from None
+
     def _timed_out(self, which: str, seconds: float) -> UpstreamTimeout:
         what = "sent no answer" if which == "first_byte" else "did not finish its answer"
         return UpstreamTimeout(f"upstream '{self.upstream.name}' {what} within {seconds:g} s",
@@ -154,11 +184,14 @@ class Provider:
             content = orjson.dumps(json)
             headers = {"content-type": "application/json", **(headers or {})}
         with map_transport_errors(self.upstream.name):
-            sent = await self._send(method, path, content, params, headers)
-            try:
-                response = await read_answer(sent)
-            finally:
-                await sent.aclose()
+            if self.deadlines is None:
+                sent = await self._send(method, path, content, params, headers)
+                try:
+                    response = await read_answer(sent)
+                finally:
+                    await sent.aclose()
+            else:
+                response = await self._fetch(method, path, content, params, headers, self.deadlines)
         if response.status_code >= 400:
             raise self.error_from_answer(response, response.content)
         return response
@@ -195,16 +228,30 @@ def retry_after_seconds(value: str | None) -> float | None:
     return seconds if seconds is not None and 0 < seconds < 86400 else None
 
 
-@contextlib.contextmanager
-def map_transport_errors(upstream_name: str):
-    try:
-        yield
-    except httpx.TimeoutException as exc:
-        if _refused(exc):  # the aiohttp transport reports a refused connection as a connect timeout
-            raise UpstreamUnavailable(f"upstream '{upstream_name}' refused the connection") from exc
-        raise UpstreamTimeout(f"upstream '{upstream_name}' timed out") from exc
-    except httpx.TransportError as exc:
-        raise UpstreamUnavailable(f"upstream '{upstream_name}' is unreachable: {exc}") from exc
+class map_transport_errors:  # noqa: N801 - used as a ``with`` statement's function
+    """``with map_transport_errors(name):`` a transport's error as the typed error the client gets.
+
+    A class rather than a ``contextlib.contextmanager``: every vendor call enters it, and a
+    generator's set-up and tear-down cost several times what these two methods do."""
+
+    __slots__ = ("upstream_name",)
+
+    def __init__(self, upstream_name: str) -> None:
+        self.upstream_name = upstream_name
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if exc is None:
+            return
+        name = self.upstream_name
+        if isinstance(exc, httpx.TimeoutException):
+            if _refused(exc):  # the aiohttp transport reports a refused connection as a connect timeout
+                raise UpstreamUnavailable(f"upstream '{name}' refused the connection") from exc
+            raise UpstreamTimeout(f"upstream '{name}' timed out") from exc
+        if isinstance(exc, httpx.TransportError):
+            raise UpstreamUnavailable(f"upstream '{name}' is unreachable: {exc}") from exc
 
 
 def _refused(exc: BaseException) -> bool:

@@ -30,8 +30,16 @@ class Deadlines:
     total: float
 
 
+_made: dict[Capability, tuple[object, Deadlines]] = {}
+
+
 def deadlines_for(capability: Capability) -> Deadlines:
-    return Deadlines(**settings.STUDIO_UPSTREAM_DEADLINES[FAMILY_OF[capability]])
+    """The family's deadlines, made once per setting (every upstream call asks for them)."""
+    table = settings.STUDIO_UPSTREAM_DEADLINES
+    made = _made.get(capability)
+    if made is None or made[0] is not table:
+        made = _made[capability] = (table, Deadlines(**table[FAMILY_OF[capability]]))
+    return made[1]
 
 
 class DeadlineStream(WholeBodyStream):

@@ -9,7 +9,6 @@ same provider code talks to it without a socket.
 from __future__ import annotations
 
 import asyncio
-import functools
 import weakref
 
 import httpx
@@ -18,6 +17,7 @@ from django.conf import settings
 from studio.providers.aiohttp_transport import AiohttpTransport
 from studio.providers.asgi_transport import StreamingASGITransport
 
+ROUTES_KEPT = 4096
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, UpstreamClient] = weakref.WeakKeyDictionary()
 _extra_mounts: dict[str, httpx.AsyncBaseTransport] = {}
 
@@ -51,6 +51,7 @@ class UpstreamClient(httpx.AsyncClient):
         super().__init__(transport=network, mounts=mounts, timeout=timeout, follow_redirects=False)
         self._network = network
         self._direct = [(httpx.URL(base), transport) for base, transport in mounts.items()]
+        self._routes: dict[str, tuple[httpx.URL, httpx.AsyncBaseTransport]] = {}
 
     def _direct_transport(self, url: httpx.URL) -> httpx.AsyncBaseTransport:
         for base, transport in self._direct:
@@ -58,24 +59,28 @@ class UpstreamClient(httpx.AsyncClient):
                 return transport
         return self._network
 
+    def _route(self, url: str) -> tuple[httpx.URL, httpx.AsyncBaseTransport]:
+        """The parsed URL and the transport it goes to, found once per URL (a vendor's calls
+        repeat a handful; task polls, each its own URL, are not kept past ``ROUTES_KEPT``)."""
+        found = self._routes.get(url)
+        if found is None:
+            parsed = httpx.URL(url)
+            found = (parsed, self._direct_transport(parsed))
+            if len(self._routes) < ROUTES_KEPT:
+                self._routes[url] = found
+        return found
+
     async def send_direct(self, method: str, url: str, *, content: bytes | None = None,
                           headers: dict[str, str] | None = None, params: dict | None = None,
                           timeout: httpx.Timeout | None = None) -> httpx.Response:
         """Send and return the response with its body not yet read (read or close it)."""
-        parsed = _parsed(url)
-        transport = self._direct_transport(parsed)
+        parsed, transport = self._route(url)
         if isinstance(transport, AiohttpTransport) and params is None:
             return await transport.send(method, url, content=content, headers=headers or {},
                                         timeout=timeout or self.timeout)
         request = httpx.Request(method, parsed, content=content, headers=headers, params=params,
                                 extensions={"timeout": (timeout or self.timeout).as_dict()})
         return await transport.handle_async_request(request)
-
-
-@functools.lru_cache(maxsize=4096)
-def _parsed(url: str) -> httpx.URL:
-    """Vendor URLs repeat (base URL + a handful of paths); parse each once."""
-    return httpx.URL(url)
 
 
 def _build_client() -> UpstreamClient:

@@ -81,3 +81,8 @@ async def test_a_stream_past_the_deadline_stops_with_a_timeout(vendor):
 async def test_answers_within_the_deadlines_are_untouched(vendor):
     provider = vendor(SlowVendor(chunks=5))
     assert (await provider.request("POST", "/chat/completions", json={})).content == b"xxxxx"
+
+
+async def test_a_buffered_body_may_take_past_the_first_byte_deadline_within_the_overall_one(vendor):
+    provider = vendor(SlowVendor(before=0.1, between=0.12, chunks=3))  # its last byte at about 0.46 s
+    assert (await provider.request("POST", "/chat/completions", json={})).content == b"xxx"

@@ -82,3 +82,15 @@ def test_default_timeout_follows_settings(settings):
     settings.STUDIO_UPSTREAM_TIMEOUT, settings.STUDIO_UPSTREAM_CONNECT_TIMEOUT = 42.0, 3.0
     timeout = http.default_timeout()
     assert (timeout.read, timeout.connect, timeout.pool) == (42.0, 3.0, 3.0)
+
+
+async def test_each_url_is_routed_once_and_a_bounded_number_are_kept(mounted, monkeypatch):
+    client = http.get_client()
+    monkeypatch.setattr(http, "ROUTES_KEPT", 3)
+    for path in ("/a", "/b", "/a", "/c", "/d", "/e"):
+        response = await client.send_direct("GET", mounted + path)
+        await response.aread()
+        assert response.content == b"mounted:" + path.encode()  # each reaches the mounted vendor
+    assert sorted(client._routes) == [mounted + "/a", mounted + "/b", mounted + "/c"]
+    other = "https://not-mounted.test/v1/x"
+    assert client._route(other)[1] is client._network
