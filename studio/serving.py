@@ -30,7 +30,7 @@ from django.conf import settings
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.exception import convert_exception_to_response
-from django.urls import set_script_prefix, set_urlconf
+from django.urls import set_script_prefix
 from django.utils.module_loading import import_string
 
 from studio.core import memory, streams
@@ -55,23 +55,30 @@ class ApiASGIHandler(ASGIHandler):
         await self.handle(scope, receive, send)
 
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         try:
-            body_file, size = await self.read_limited_body(receive)
+            body_file, size, whole = await self.read_limited_body(receive, limit)
         except RequestAborted:
             return
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if limit is not None and size > limit:
             # Only the limit was kept: the request states the size it really had (a streamed body
             # has no Content-Length), so Django's checks and the API's 413 (``api.body_limit``) see it.
             headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
             scope = {**scope, "headers": [*headers, (b"content-length", str(size).encode())]}
-        set_script_prefix(get_script_prefix(scope))
+            whole = None
+        prefix = get_script_prefix(scope)
+        if prefix:  # no prefix is the default ("/"): the request's context already reads it
+            set_script_prefix(prefix)
         request, error_response = self.create_request(scope, body_file)
         if request is None:
             body_file.close()
             await self.send_response(error_response, send)
             error_response.close()
             return
+        if whole is not None:
+            # The body is at hand and within the limit: ``request.body`` is these bytes, without
+            # Django's size checks, seeks, read and second copy of them on first use.
+            request._body = whole
 
         # As Django does, watch for a disconnect while the view runs, so an abandoned stream stops
         # pulling from its upstream; but the view runs in this task, and the watcher cancels it,
@@ -111,12 +118,12 @@ class ApiASGIHandler(ASGIHandler):
             state.client_left = True
             task.cancel()
 
-    async def read_limited_body(self, receive: Any) -> tuple[Any, int]:
+    async def read_limited_body(self, receive: Any, limit: int | None) -> tuple[Any, int, bytes | None]:
         """Django's ``read_body``, keeping at most the body limit (plus one byte) of what is sent:
         a client streaming gigabytes fills neither memory nor disk. A body within
         ``FILE_UPLOAD_MAX_MEMORY_SIZE`` stays in memory; a larger one goes to a temporary file, as
-        Django's does. Returns the file and the size sent."""
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        Django's does. Returns the file, the size sent, and the body's bytes when it stayed in
+        memory."""
         in_memory = settings.FILE_UPLOAD_MAX_MEMORY_SIZE
         chunks: list[bytes] = []
         spool = None  # a file, once the body is larger than Django keeps in memory
@@ -142,9 +149,10 @@ class ApiASGIHandler(ASGIHandler):
             if not message.get("more_body", False):
                 break
         if spool is None:
-            return io.BytesIO(chunks[0] if len(chunks) == 1 else b"".join(chunks)), size
+            whole = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            return io.BytesIO(whole), size, whole
         spool.seek(0)
-        return spool, size
+        return spool, size, None
 
     async def send_response(self, response: Any, send: Any) -> None:
         """Django's, without cutting the body into 64 KiB slices (each a copy and a message of its
@@ -166,7 +174,8 @@ class ApiASGIHandler(ASGIHandler):
         await send({"type": "http.response.body"})
 
     async def get_response_async(self, request: Any) -> Any:
-        set_urlconf(settings.ROOT_URLCONF)
+        # (Django's handler calls ``set_urlconf(settings.ROOT_URLCONF)`` first: with no urlconf set,
+        # which /v1 never does, the resolver reads ``ROOT_URLCONF`` itself.)
         response = await self._middleware_chain(request)
         response._resource_closers.append(request.close)
         if response.status_code >= 500:

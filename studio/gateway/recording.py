@@ -21,6 +21,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections, connections, models, router, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
+from django.utils import timezone
 
 from studio.gateway import recorder_metrics
 
@@ -249,16 +250,34 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
     sql = (f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
            f"VALUES ({', '.join(['%s'] * len(fields))})")
     columns = [(f.attname, f, _plain_type(f, connection)) for f in fields]
+    shared: dict[str, Any] = {}  # a default the rows share, converted once for the batch
     values = []
     for row in rows:
         out = []
         for name, field, plain in columns:
-            value = row[name] if name in row else field.get_default()
+            if name in row:
+                value = row[name]
+            elif name in shared:
+                out.append(shared[name])
+                continue
+            else:
+                value = field.get_default()
             unchanged = plain is not None and (value is None or type(value) is plain)
-            out.append(value if unchanged else field.get_db_prep_save(value, connection))
+            converted = value if unchanged else field.get_db_prep_save(value, connection)
+            if name not in row and _shared_default(field):
+                shared[name] = converted
+            out.append(converted)
         values.append(out)
     with connection.cursor() as cursor:
         cursor.executemany(sql, values)
+
+
+def _shared_default(field: models.Field) -> bool:
+    """Whether the rows of one batch may share ``field``'s default: a constant, or the time of
+    writing (``timezone.now``: the rows of a batch are written at one moment). Any other callable
+    (a new UUID, say) is called for each row."""
+    default = field.default
+    return not callable(default) or default is timezone.now
 
 
 def insert_objects(objects: list[models.Model]) -> None:
@@ -280,8 +299,6 @@ def touch_keys(key_ids: set[int]) -> None:
     it but without building a query set for it (which cost three times the statement)."""
     if not key_ids:
         return
-    from django.utils import timezone
-
     from studio.models import ApiKey
 
     connection = connections[router.db_for_write(ApiKey)]

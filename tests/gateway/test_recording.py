@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
+from django.utils import timezone
 
 from studio.core.errors import UpstreamError
 from studio.gateway import recording
@@ -321,3 +322,27 @@ async def test_a_text_call_is_patient_and_other_call_records_are_not():
     from studio.gateway.text.record import TextRecord
 
     assert TextRecord.patient and not NativeRecord.patient and not Call.patient
+
+
+def test_insert_rows_gives_the_rows_of_a_batch_one_time_of_writing_and_their_defaults(alice):
+    from studio.models import UsageRecord
+
+    before = timezone.now()
+    recording.insert_rows(UsageRecord, [
+        {"user_id": alice.user.id, "model_id": "omicron-4-mini", "route": "chat", "input_tokens": n}
+        for n in range(5)])
+    rows = list(UsageRecord.objects.order_by("id"))
+    assert [r.input_tokens for r in rows] == [0, 1, 2, 3, 4]
+    assert {(r.status_code, r.output_tokens, r.images, r.video_seconds) for r in rows} == {(200, 0, 0, 0.0)}
+    assert len({r.created for r in rows}) == 1  # written at one moment
+    assert before <= rows[0].created <= timezone.now()
+
+
+def test_only_constant_defaults_and_the_time_of_writing_are_shared_by_a_batch():
+    from studio.models import EditSession, UsageRecord
+    from studio.models.catalog import PlatformModel
+
+    assert recording._shared_default(UsageRecord._meta.get_field("created"))
+    assert recording._shared_default(UsageRecord._meta.get_field("status_code"))
+    assert not recording._shared_default(EditSession._meta.get_field("id"))  # a new UUID for each row
+    assert not recording._shared_default(PlatformModel._meta.get_field("capabilities"))  # a dict of its own
