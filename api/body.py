@@ -6,6 +6,8 @@ from typing import Any
 
 import orjson
 from django.http import HttpRequest, HttpResponse
+from django.http.cookie import SimpleCookie
+from django.http.response import ResponseHeaders
 
 from studio.core.errors import BadRequest
 
@@ -25,5 +27,26 @@ def json_object(request: HttpRequest) -> dict[str, Any]:
     return body
 
 
+class JsonAnswer(HttpResponse):
+    """``HttpResponse(content, status=status, content_type="application/json")`` for JSON bytes,
+    made directly: the general constructor looks the content type up in the new header store,
+    checks its name and value for their charset, and tests the content for an iterator, about a
+    tenth of what the API's own handler costs a call (``tests/api/test_body.py`` compares the two)."""
+
+    def __init__(self, content: bytes, status: int = 200) -> None:
+        if not 100 <= status <= 599:
+            raise ValueError("HTTP status code must be an integer from 100 to 599.")
+        self.headers = ResponseHeaders(None)
+        self.headers._store["content-type"] = ("Content-Type", "application/json")
+        self._charset = None
+        self._resource_closers = []
+        self._handler_class = None
+        self.cookies = SimpleCookie()
+        self.closed = False
+        self.status_code = status
+        self._reason_phrase = None
+        self._container = [content]
+
+
 def json_response(value: object, status: int = 200) -> HttpResponse:
-    return HttpResponse(orjson.dumps(value), status=status, content_type="application/json")
+    return JsonAnswer(orjson.dumps(value), status)

@@ -28,7 +28,9 @@ class ObserveMiddleware(AsyncMiddleware):
         # request runs in a task (and context) of its own.
         request_id.current.set(rid)
         response = await self.get_response(request)
-        response[request_id.HEADER] = rid
+        # Straight into the header store (as ``api.spend_headers`` does): the name is a lower-case
+        # constant and the id plain ASCII (``request_id.accept``), which Django's checks pass unchanged.
+        response.headers._store[request_id.HEADER] = (request_id.HEADER, rid)
         if not (settings.STUDIO_METRICS or settings.STUDIO_REQUEST_LOG):
             return response
         done = _Done(request, rid, started, admission.current.get())

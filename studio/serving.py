@@ -33,6 +33,7 @@ from django.core.handlers.exception import convert_exception_to_response
 from django.urls import set_script_prefix
 from django.utils.module_loading import import_string
 
+from studio.api_request import ApiRequest
 from studio.core import memory, streams
 
 logger = logging.getLogger("studio.serving")
@@ -50,6 +51,8 @@ class ApiASGIHandler(ASGIHandler):
     receivers have nothing to do in the event loop's thread), so all of that is done inline
     here. It also uses the API's own, async-only middleware list.
     """
+
+    request_class = ApiRequest
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         await self.handle(scope, receive, send)

@@ -13,7 +13,7 @@ import orjson
 from django.http import HttpRequest, HttpResponse
 
 from api.auth import bearer_key, principal_for
-from api.body import json_object
+from api.body import JsonAnswer, json_object
 from api.images.forms import form_body
 from api.images.render import layered_events, response_body, standard_events
 from api.sse import data_frame, named_frame, start_stream
@@ -33,7 +33,7 @@ async def respond(request: HttpRequest, job: ImageJob, principal: Principal) -> 
         return await start_stream(request, standard_events(job, events), frame=_frame,
                                   error_frame=lambda body: named_frame("error", body))
     result, _record = await images_engine.run(principal, job)
-    return HttpResponse(orjson.dumps(response_body(job, result)), content_type="application/json")
+    return JsonAnswer(orjson.dumps(response_body(job, result)))
 
 
 def _frame(frame: Any) -> list[bytes]:

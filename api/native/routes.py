@@ -9,7 +9,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
 from api.auth import native_key, principal_for
-from api.body import json_response, parse_json
+from api.body import JsonAnswer, json_response, parse_json
 from api.sse import start_stream
 from studio.core import streams
 from studio.core.embeddings import EmbeddingJob
@@ -80,7 +80,7 @@ async def generate_content(request: HttpRequest, model: str) -> HttpResponse:
     call = await _prepare(request, model, stream=False)
     body = await native_image.generate(call)
     if len(body) <= PIECE:
-        return HttpResponse(bytes(body), content_type="application/json")
+        return JsonAnswer(bytes(body))
     response = StreamingHttpResponse(_body(body), content_type="application/json")
     response["Content-Length"] = str(len(body))
     return response
@@ -89,7 +89,7 @@ async def generate_content(request: HttpRequest, model: str) -> HttpResponse:
 async def count_tokens(request: HttpRequest, model: str) -> HttpResponse:
     principal = await principal_for(native_key(request))
     answer = await native_image.count_tokens(principal, model, parse_json(request), request.body)
-    return HttpResponse(answer, content_type="application/json")
+    return JsonAnswer(answer)
 
 
 async def stream_generate_content(request: HttpRequest, model: str) -> HttpResponse:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 
 from api.auth import bearer_key, principal_for
+from api.body import JsonAnswer
 from api.sse import data_frame, ready_frame, start_stream
 from studio.gateway.text import engine as text_engine
 
@@ -15,4 +16,4 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
     call = await text_engine.prepare(principal, "chat", request.body)
     if call.stream:
         return await start_stream(request, text_engine.stream(call), frame=ready_frame, error_frame=data_frame)
-    return HttpResponse(await text_engine.complete(call), content_type="application/json")
+    return JsonAnswer(await text_engine.complete(call))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 
 from api.auth import messages_key, principal_for
-from api.body import json_response
+from api.body import JsonAnswer, json_response
 from api.errors import MESSAGES, new_request_id
 from api.sse import named_error_frame, ready_frame, start_stream
 from studio.core.errors import BadRequest
@@ -43,7 +43,7 @@ async def messages(request: HttpRequest) -> HttpResponse:
     if call.stream:
         return named(await start_stream(request, text_engine.stream(call), frame=ready_frame,
                                         error_frame=named_error_frame))
-    return named(HttpResponse(await text_engine.complete(call), content_type="application/json"))
+    return named(JsonAnswer(await text_engine.complete(call)))
 
 
 async def count_tokens(request: HttpRequest) -> HttpResponse:

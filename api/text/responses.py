@@ -13,7 +13,7 @@ import orjson
 from django.http import HttpRequest, HttpResponse
 
 from api.auth import bearer_key, principal_for
-from api.body import json_response
+from api.body import JsonAnswer, json_response
 from api.errors import openai_body
 from api.sse import named_frame, ready_frame, start_stream
 from studio.core import streams
@@ -59,7 +59,7 @@ async def responses(request: HttpRequest) -> HttpResponse:
     call = await text_engine.prepare(principal, "responses", request.body)
     if call.stream:
         return await start_stream(request, _with_failure_events(call), frame=ready_frame)
-    return HttpResponse(await text_engine.complete(call), content_type="application/json")
+    return JsonAnswer(await text_engine.complete(call))
 
 
 async def retrieve_response(request: HttpRequest, response_id: str) -> HttpResponse:

@@ -77,9 +77,10 @@ def validate(fmt: str, body: Any) -> dict[str, Any]:
     for name in REQUIRED[fmt]:
         if body.get(name) is None:
             raise BadRequest(f"'{name}' is required", param=name)
-    for name, kind in FIELD_TYPES[fmt].items():
-        value = body.get(name)
-        if value is None:
+    types = FIELD_TYPES[fmt]
+    for name, value in body.items():  # a body names a few of the fields the table knows
+        kind = types.get(name)
+        if kind is None or value is None:
             continue
         if not _CHECKS[kind](value):
             raise BadRequest(f"'{name}' must be {'an' if kind[0] in 'aeio' else 'a'} {kind}", param=name)
