@@ -16,7 +16,6 @@ never saw the gateway's ids) gets the whole input instead of the id.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -149,7 +148,7 @@ def upstream_formats(model: ModelEntry, upstream: UpstreamEntry) -> tuple[str, .
 def _leg(call: TextCall, upstream: UpstreamEntry) -> Leg:
     provider = text_upstream(upstream, call.model)
     target, translator = translators.plan(call.fmt, upstream_formats(call.model, upstream))
-    ctx = dataclasses.replace(call.ctx, upstream_model=upstream.upstream_model(call.model.model_id))
+    ctx = call.ctx.for_upstream(upstream.upstream_model(call.model.model_id))
     if translator is not None:
         return Leg(provider, target, translator, orjson.dumps(translator.request(call.upstream_body, ctx)), ctx)
     body = {**call.upstream_body, "model": ctx.upstream_model}

@@ -32,6 +32,15 @@ class Context:
     created: int = field(default_factory=lambda: int(time.time()))
     token: str = ""  # made on first use: pass-through calls never need one
 
+    def for_upstream(self, upstream_model: str) -> Context:
+        """A copy naming the model as one upstream knows it (``dataclasses.replace`` does the same
+        through the constructor and each field's definition, at several times the cost)."""
+        copy = Context.__new__(Context)
+        for name in Context.__slots__:
+            setattr(copy, name, getattr(self, name))
+        copy.upstream_model = upstream_model
+        return copy
+
     def id(self, prefix: str) -> str:
         if not self.token:
             self.token = uuid.uuid4().hex[:24]

@@ -71,3 +71,14 @@ def test_loads_arguments() -> None:
     assert loads_arguments("") == {} and loads_arguments(None) == {}
     assert loads_arguments("[1, 2]") == {"value": [1, 2]}
     assert loads_arguments('{"city": ') == {"_raw": '{"city": '}
+
+
+def test_a_context_for_an_upstream_is_a_copy_with_its_model_name():
+    from dataclasses import fields
+
+    ctx = Context(model="omicron-4", upstream_model="", stream=True, include_usage=False, default_max_tokens=99,
+                  request={"model": "omicron-4"}, created=1700000000, token="abc")
+    leg = ctx.for_upstream("vendor-omicron")
+    assert leg is not ctx and ctx.upstream_model == ""
+    assert {f.name: getattr(leg, f.name) for f in fields(Context)} == {
+        **{f.name: getattr(ctx, f.name) for f in fields(Context)}, "upstream_model": "vendor-omicron"}
