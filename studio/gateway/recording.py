@@ -249,22 +249,20 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
     quote = connection.ops.quote_name
     sql = (f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
            f"VALUES ({', '.join(['%s'] * len(fields))})")
-    columns = [(f.attname, f, _plain_type(f, connection)) for f in fields]
+    columns = [(f.attname, f, _plain_type(f, connection), _shared_default(f)) for f in fields]
     shared: dict[str, Any] = {}  # a default the rows share, converted once for the batch
     values = []
     for row in rows:
         out = []
-        for name, field, plain in columns:
-            if name in row:
-                value = row[name]
-            elif name in shared:
+        for name, field, plain, shareable in columns:
+            given = name in row
+            if not given and name in shared:
                 out.append(shared[name])
                 continue
-            else:
-                value = field.get_default()
+            value = row[name] if given else field.get_default()
             unchanged = plain is not None and (value is None or type(value) is plain)
             converted = value if unchanged else field.get_db_prep_save(value, connection)
-            if name not in row and _shared_default(field):
+            if not given and shareable:
                 shared[name] = converted
             out.append(converted)
         values.append(out)

@@ -136,25 +136,28 @@ class Provider:
         return response
 
     async def _fetch(self, method: str, path: str, content: bytes | None, params: dict[str, Any] | None,
-                     headers: dict[str, str] | None, deadlines: Deadlines) -> httpx.Response:
+                     headers: dict[str, str] | None) -> httpx.Response:
         """``_send`` and the whole body read, under one timer: it is set to the first-byte
         deadline while the status line is awaited, then moved to the overall one for the body
-        (what ``_send`` and its ``DeadlineStream`` do with two)."""
-        loop = asyncio.get_running_loop()
-        start = loop.time()
-        first_byte = min(deadlines.first_byte, deadlines.total)
+        (what ``_send`` and its ``DeadlineStream`` do with two). Without deadlines, no timer."""
+        deadlines = self.deadlines
+        start = asyncio.get_running_loop().time()
+        first_byte = min(deadlines.first_byte, deadlines.total) if deadlines is not None else None
         kwargs = self._kwargs(headers)
         sent = None
         try:
             async with asyncio.timeout(first_byte) as timer:
                 sent = await self.client.send_direct(method, self.url(path), content=content, params=params,
                                                      **kwargs)
-                timer.reschedule(start + deadlines.total)
+                if deadlines is not None:
+                    timer.reschedule(start + deadlines.total)
                 try:
                     return await read_answer(sent)
                 finally:
                     await sent.aclose()
         except TimeoutError:
+            if deadlines is None:
+                raise  # no deadline of this call's
             if sent is None:
                 raise self._timed_out("first_byte", first_byte) from None
             raise self._timed_out("total", deadlines.total) from None
@@ -184,14 +187,7 @@ class Provider:
             content = orjson.dumps(json)
             headers = {"content-type": "application/json", **(headers or {})}
         with map_transport_errors(self.upstream.name):
-            if self.deadlines is None:
-                sent = await self._send(method, path, content, params, headers)
-                try:
-                    response = await read_answer(sent)
-                finally:
-                    await sent.aclose()
-            else:
-                response = await self._fetch(method, path, content, params, headers, self.deadlines)
+            response = await self._fetch(method, path, content, params, headers)
         if response.status_code >= 400:
             raise self.error_from_answer(response, response.content)
         return response
