@@ -14,6 +14,7 @@ from api.routing import FamilyRouter
 from studio.core.errors import BadRequest
 from studio.gateway.images.inputs import FILE_PREFIX, image_from_bytes
 from studio.gateway.media.storage import store_bytes
+from studio.gateway.text_checks import refuse_nul
 
 router = FamilyRouter(OPENAI, security=BEARER, tags=["files"])
 
@@ -31,8 +32,11 @@ async def upload_file(request: HttpRequest) -> HttpResponse:
     if not purpose:
         raise BadRequest("'purpose' is required (for example 'vision' or 'user_data')", param="purpose",
                          code="missing_required_parameter")
-    image = image_from_bytes(upload.read(), "file")
     filename = (upload.name or "upload")[:200]
+    # The row keeps the purpose in a JSON column, which cannot hold a NUL (Django's multipart parser
+    # already drops a filename's unprintable characters).
+    refuse_nul({"purpose": purpose})
+    image = image_from_bytes(upload.read(), "file")
     # Uploads are deduplicated by content, so the id is only known once the row is looked up or written.
     asset = await sync_to_async(store_bytes)(
         image.data, image.mime, owner_id=principal.user_id, team_id=principal.team_id, is_input=True, dedupe=True,

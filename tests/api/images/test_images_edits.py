@@ -174,6 +174,17 @@ async def test_unreadable_upload_is_refused(client, alice):
     assert response.json()["error"]["param"] == "image"
 
 
+async def test_files_refuses_a_nul_in_the_purpose(client, alice):
+    from studio.models import Asset
+
+    response = await client.post("/v1/files", data={"purpose": "vi\x00sion"},
+                                 files={"file": ("a.png", png(), "image/png")}, headers=auth(alice))
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["param"] == "purpose" and "NUL" in error["message"] and error["type"] == "invalid_request_error"
+    assert not await Asset.objects.filter(owner=alice.user).aexists()
+
+
 async def test_files_refuses_non_images_and_missing_purpose(client, alice):
     text = await client.post("/v1/files", data={"purpose": "vision"}, files={"file": ("a.txt", b"hello", "text/plain")},
                              headers=auth(alice))
