@@ -26,7 +26,7 @@ from studio.core.entries import UpstreamEntry
 from studio.core.images import ImageEvent, ImageJob, ImageResult
 from studio.core.open_frames import FramePart
 from studio.core.video_states import UpstreamVideoState, VideoStatus
-from studio.providers.sse import SSEEvent
+from studio.providers.sse import Read
 
 
 class Capability(enum.StrEnum):
@@ -84,9 +84,10 @@ class TextUpstream(Upstream, Protocol):
     async def text_request(self, fmt: str, body: bytes, headers: Mapping[str, str] | None = None) -> bytes: ...
 
     def text_stream(self, fmt: str, body: bytes,
-                    headers: Mapping[str, str] | None = None) -> AsyncIterator[list[SSEEvent]]:
+                    headers: Mapping[str, str] | None = None) -> AsyncIterator[Read]:
         """The answer's events (the end marker left out), as the events of each read of the
-        answer: a relay sends a read's events on together, as a byte relay would."""
+        answer: a relay sends a read's events on together, as a byte relay would (and, where a
+        read is lone data lines and nothing else, its bytes as they came: ``Read.raw``)."""
 
 
 class TokenCountUpstream(Upstream, Protocol):

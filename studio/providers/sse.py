@@ -20,6 +20,29 @@ class SSEEvent:
     id: str | None = None
 
 
+class Read(list[SSEEvent]):
+    """The events one read of a stream completed, in order.
+
+    ``raw``: the read's own bytes when they are exactly these events and nothing else, each a
+    lone ``data: …`` line ended by a blank line (LF only): what a relay that changes nothing in
+    them sends on as it is, and looks into with a few byte searches instead of visiting each
+    event. None for any other read (named events, comments, ids, CRs, a part of an event).
+    """
+
+    __slots__ = ("raw",)
+
+    def __init__(self, events: list[SSEEvent] | tuple[SSEEvent, ...] = (), raw: bytes | None = None) -> None:
+        super().__init__(events)
+        self.raw = raw
+
+    def head(self, count: int) -> Read:
+        """The first ``count`` events, with their bytes when this read has them."""
+        raw = self.raw
+        if raw is not None and count < len(self):
+            raw = raw[:sum(len(event.data) for event in self[:count]) + 8 * count]  # "data: " and "\n\n"
+        return Read(self[:count], raw)
+
+
 class SSEParser:
     """Feed it chunks; it returns the events completed by each chunk."""
 
@@ -32,9 +55,17 @@ class SSEParser:
         self._event: str | None = None
         self._id: str | None = None
 
-    def feed(self, chunk: bytes) -> list[SSEEvent]:
-        events: list[SSEEvent] = []
+    def feed(self, chunk: bytes) -> Read:
+        events = Read()
         if not self._buf and not self._data and self._event is None and b"\r" not in chunk:
+            if chunk.startswith(b"data: ") and chunk.endswith(b"\n\n"):
+                # Only lone data lines (a text stream's every read): each newline is one of the
+                # two that end an event, so the payloads are what lies between "data: " and them.
+                ends = chunk.count(b"\n\ndata: ")
+                if chunk.count(b"\n") == 2 * ends + 2:
+                    key = self._id
+                    return Read([SSEEvent(data, None, key) for data in chunk[6:-2].split(b"\n\ndata: ")],
+                                bytes(chunk) if type(chunk) is not bytes else chunk)
             taken = self._plain_events(chunk, events)  # the common read: whole events, LF line ends
             if taken == len(chunk):
                 return events
@@ -108,9 +139,9 @@ class SSEParser:
         elif name == b"id":
             self._id = buf[value_start:end].decode("utf-8", "replace")
 
-    def close(self) -> list[SSEEvent]:
+    def close(self) -> Read:
         """Flush an event the stream ended without a blank line after."""
-        events: list[SSEEvent] = []
+        events = Read()
         if self._buf:
             self._line(self._buf, 0, len(self._buf), events)
             self._buf.clear()
@@ -119,7 +150,7 @@ class SSEParser:
         return events
 
 
-async def iter_sse_reads(chunks: AsyncIterable[bytes]) -> AsyncIterator[list[SSEEvent]]:
+async def iter_sse_reads(chunks: AsyncIterable[bytes]) -> AsyncIterator[Read]:
     """The events each read completed, as one list per read that completed any (a relay sends
     them on together, and handles a read's events in one step rather than one by one).
 

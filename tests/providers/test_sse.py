@@ -1,6 +1,6 @@
 import pytest
 
-from studio.providers.sse import SSEParser, format_event, iter_sse, iter_sse_reads
+from studio.providers.sse import SSEEvent, SSEParser, format_event, iter_sse, iter_sse_reads
 
 
 def parse_all(chunks):
@@ -80,3 +80,26 @@ def test_every_cut_of_a_mixed_stream_gives_the_same_events():
         for second in (cut, min(cut + 9, len(MIXED))):
             chunks = [MIXED[:cut], MIXED[cut:second], MIXED[second:]]
             assert [(e.event, e.data, e.id) for e in parse_all(chunks)] == MIXED_EVENTS, (cut, second)
+
+
+def test_a_read_of_lone_data_lines_keeps_its_bytes_and_gives_the_events_the_line_parser_gives():
+    plain = b'data: {"a":1}\n\ndata: \n\ndata: [DONE]\n\n'
+    read = SSEParser().feed(plain)
+    assert read.raw == plain
+    assert [(e.event, e.data, e.id) for e in read] == [(None, b'{"a":1}', None), (None, b"", None), (None, b"[DONE]", None)]
+    # The same bytes cut in two go through the line parser: the same events.
+    assert [(e.event, e.data) for e in parse_all([plain[:5], plain[5:]])] == [(e.event, e.data) for e in read]
+    assert read.head(2).raw == b'data: {"a":1}\n\ndata: \n\n' and list(read.head(2)) == read[:2]
+    assert read.head(0).raw == b"" and read.head(3).raw == plain
+    # Anything else in a read: its events, without bytes to pass on.
+    for other in (b"event: x\ndata: 1\n\n", b"data: 1\r\n\r\n", b": ping\n\ndata: 1\n\n", b"data: 1\ndata: 2\n\n",
+                  b"data: 1\n\n\n", b"data:1\n\n", b"id: 4\ndata: 1\n\n"):
+        found = SSEParser().feed(other)
+        assert found.raw is None and found.head(1).raw is None, other
+        assert [e.data for e in found] == [e.data for e in parse_all([other])]
+    # After a read that ended within an event, the next one completes it the long way.
+    parser = SSEParser()
+    assert list(parser.feed(b"data: 1\n\ndata: 2")) == [SSEEvent(b"1")]
+    rest = parser.feed(b"\n\ndata: 3\n\n")
+    assert [e.data for e in rest] == [b"2", b"3"] and rest.raw is None
+    assert parser.feed(b"data: 4\n\n").raw == b"data: 4\n\n"

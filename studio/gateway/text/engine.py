@@ -39,7 +39,7 @@ from studio.gateway.text.usage import FINAL_RESPONSE_EVENTS, StreamedText, Usage
 from studio.gateway.text_checks import refuse_nul
 from studio.providers.contracts import Capability, TextUpstream
 from studio.providers.registry import capable, supports, text_upstream, token_count_upstream, vendor_for
-from studio.providers.sse import SSEEvent
+from studio.providers.sse import Read
 
 # Each client format: the path it is served on (for messages) and how its stream is framed.
 PATHS = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
@@ -255,17 +255,23 @@ async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
             call.record.usage(tap.input_tokens, tap.output_tokens, tap.cached_tokens)
 
 
-async def _passthrough(call: TextCall, leg: Leg, events: AsyncIterator[list[SSEEvent]], tap: UsageTap,
+async def _passthrough(call: TextCall, leg: Leg, events: AsyncIterator[Read], tap: UsageTap,
                        sent: StreamedText) -> AsyncIterator[bytes]:
     """An upstream stream in the client's own format, relayed event by event (the model name
     rewritten, the cost added to the final usage). The events that arrived in one read of the
     upstream go out as one piece, as a byte relay would send them: one write to the client, not
     one per event, and no event waits for the next read."""
     responses, injected = call.fmt == "responses", leg.usage_injected
+    chat = call.fmt == "chat"
     async for read in events:
         pending: list[bytes] = []
+        plain = 0
+        if chat and read.raw is not None:
+            plain, piece = _plain_chat(call, read.raw, injected, sent)
+            if piece:
+                pending.append(piece)
         try:
-            for event in read:
+            for event in read if plain == 0 else read[plain:]:
                 tap.observe(event)
                 data = event.data
                 sent.observe_raw(event.event, data)
@@ -284,6 +290,41 @@ async def _passthrough(call: TextCall, leg: Leg, events: AsyncIterator[list[SSEE
             raise
         if pending:
             yield pending[0] if len(pending) == 1 else b"".join(pending)
+
+
+# A chat event that needs a look of its own: the usage (the cost goes into it), and the usage
+# chunk only the gateway asked for (left out).
+_USAGE_MARKS = (b'"usage":{', b'"usage": {')
+_INJECTED_MARKS = (*_USAGE_MARKS, b'"choices":[]')
+
+
+def _plain_chat(call: TextCall, raw: bytes, injected: bool, sent: StreamedText) -> tuple[int, bytes]:
+    """The events at the head of a read of lone chat ``data:`` lines that carry no usage, as they
+    go to the client, in a few byte searches and one replacement rather than event by event, and
+    how many events that was. As ``_rewrite_model`` would, one model field an event (the upstream's
+    name) becomes the platform's; where the fields are not one an event naming the upstream's
+    model, or the first event needs a look of its own, it is 0 and the events go one by one."""
+    end = len(raw)
+    for mark in _INJECTED_MARKS if injected else _USAGE_MARKS:
+        at = raw.find(mark, 0, end)
+        if at >= 0:
+            end = raw.rfind(b"\n\ndata: ", 0, at) + 2  # where the event holding it starts (1: the first one)
+    if end < 8:
+        return 0, b""
+    head = raw[:end] if end < len(raw) else raw
+    seen = call.upstream_model_field
+    if not seen:
+        found = _MODEL_FIELD.search(head)
+        if found is None:
+            return 0, b""
+        seen = call.upstream_model_field = found.group()
+    events = head.count(b"\n\n")
+    if not head.count(b'"model":') == head.count(seen) == events:
+        return 0, b""
+    if injected:
+        head = _USAGE_NULL.sub(b"", head)
+    sent.observe_read(head)
+    return events, head.replace(seen, call.model_field)
 
 
 RESPONSE_OBJECT_EVENTS = FINAL_RESPONSE_EVENTS | {"response.created"}

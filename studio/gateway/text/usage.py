@@ -99,6 +99,11 @@ class StreamedText:
         if self._carries_text(name):
             self.relayed.append(data)
 
+    def observe_read(self, raw: bytes) -> None:
+        """Several chat events' relayed bytes at once (their ``data: `` framing does not matter:
+        only the text fields' values are cut out of them)."""
+        self.relayed.append(raw)
+
     def _raw_pieces(self) -> list[bytes]:
         """The text fields' string values in the relayed events, still JSON-escaped."""
         out: list[bytes] = []

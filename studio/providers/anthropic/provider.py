@@ -13,7 +13,7 @@ from typing import ClassVar
 from studio.providers.anthropic.errors import map_error
 from studio.providers.base import BaseUrlRule, Provider, json_body
 from studio.providers.contracts import Capability
-from studio.providers.sse import SSEEvent, iter_sse_reads
+from studio.providers.sse import Read, iter_sse_reads
 
 ANTHROPIC_VERSION = "2023-06-01"
 JSON = {"content-type": "application/json"}
@@ -47,7 +47,7 @@ class AnthropicProvider(Provider):
         return response.content
 
     async def text_stream(self, fmt: str, body: bytes,
-                          headers: Mapping[str, str] | None = None) -> AsyncIterator[list[SSEEvent]]:
+                          headers: Mapping[str, str] | None = None) -> AsyncIterator[Read]:
         async with self.stream("POST", self.TEXT_PATHS[fmt], content=body,
                                headers={**JSON, **(headers or {})}) as response, \
                 contextlib.aclosing(iter_sse_reads(response.aiter_raw())) as reads:
@@ -55,7 +55,7 @@ class AnthropicProvider(Provider):
                 for i, event in enumerate(events):
                     if event.event == "error":
                         if i:
-                            yield events[:i]  # what came before it in the same read goes first
+                            yield events.head(i)  # what came before it in the same read goes first
                         error = json_body(event.data).get("error") or {}
                         status = ERROR_STATUS.get(str(error.get("type")), 500)
                         raise self.error_from_response(status, event.data)

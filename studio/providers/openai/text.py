@@ -16,7 +16,7 @@ import orjson
 
 from studio.core.errors import GatewayError
 from studio.providers.base import json_body
-from studio.providers.sse import SSEEvent, iter_sse_reads
+from studio.providers.sse import Read, SSEEvent, iter_sse_reads
 
 if TYPE_CHECKING:
     from studio.providers.base import Provider
@@ -27,6 +27,7 @@ else:
 
 JSON = {"content-type": "application/json"}
 # The HTTP status a vendor error type stands for, when it arrives inside a 200 stream.
+DONE = b"data: [DONE]\n\n"
 STREAM_ERROR_STATUS = {"invalid_request_error": 400, "rate_limit_exceeded": 429, "rate_limit_error": 429,
                        "server_error": 500, "insufficient_quota": 429}
 
@@ -40,16 +41,26 @@ class OpenAITextMixin(_Base):
         return response.content
 
     async def text_stream(self, fmt: str, body: bytes,
-                          headers: Mapping[str, str] | None = None) -> AsyncIterator[list[SSEEvent]]:
+                          headers: Mapping[str, str] | None = None) -> AsyncIterator[Read]:
         async with self.stream("POST", self.TEXT_PATHS[fmt], content=body,
                                headers={**JSON, **(headers or {})}) as response, \
                 contextlib.aclosing(iter_sse_reads(response.aiter_raw())) as reads:
             async for events in reads:
+                raw = events.raw
+                if raw is not None and b'data: {"error"' not in raw:  # lone data lines, no error among them
+                    marker = raw.find(DONE)
+                    if marker < 0:
+                        yield events
+                        continue
+                    if marker == len(raw) - len(DONE) and (marker == 0 or raw[marker - 2:marker] == b"\n\n"):
+                        if len(events) > 1:
+                            yield events.head(len(events) - 1)  # what came before the end marker
+                        return
                 for i, event in enumerate(events):
                     done = event.data == b"[DONE]"
                     if done or event.event in ("error", "response.failed") or event.data.startswith(b'{"error"'):
                         if i:
-                            yield events[:i]  # what came before it in the same read goes first
+                            yield events.head(i)  # what came before it in the same read goes first
                         if done:
                             return
                         raise self.stream_error(event)

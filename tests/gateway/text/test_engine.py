@@ -165,6 +165,63 @@ async def test_events_read_together_go_out_together_and_none_waits_for_the_next_
     assert b'"content":"c"' in rest[0] and rest[1] == b"data: [DONE]\n\n"
 
 
+def usage_chunk(**extra) -> bytes:
+    return b"data: " + orjson.dumps({"id": "c", "object": "chat.completion.chunk", "model": "vendor-mini", "choices": [],
+                                     "usage": {"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13},
+                                     **extra}) + b"\n\n"
+
+
+# Reads of several chat events each, as an upstream that writes quickly is read.
+PLAIN_READS = {
+    "usage last": [chunk({"role": "assistant", "content": ""}) + chunk({"content": "a"}) + chunk({"content": "b"}),
+                   chunk({"content": "c"}) + usage_chunk() + b"data: [DONE]\n\n"],
+    "usage first": [usage_chunk() + chunk({"content": "a"}), chunk({"content": "b"}) + b"data: [DONE]\n\n"],
+    "another name": [chunk({"content": "a"}) + chunk({"content": "b"}, model="vendor-mini-2") + chunk({"content": "c"}),
+                     b"data: [DONE]\n\n"],
+    "names in text": [chunk({"content": "a"}) + chunk({"content": '"model":"vendor-mini" and \\"model\\":\\"x\\"'}),
+                      chunk({"content": "b"}, x={"model": "vendor-mini"}) + usage_chunk() + b"data: [DONE]\n\n"],
+    "no model": [b'data: {"id":"c","choices":[{"index":0,"delta":{"content":"a"}}]}\n\n' + chunk({"content": "b"}),
+                 b"data: [DONE]\n\n"],
+    "error after text": [chunk({"content": "a"}) + chunk({"content": "b"})
+                         + b'data: {"error":{"message":"overloaded","type":"server_error"}}\n\n'],
+}
+
+
+async def relay(call) -> tuple[list[bytes], str | None]:
+    pieces, failed = [], None
+    try:
+        async for piece in engine.stream(call):
+            pieces.append(piece)
+    except GatewayError as exc:
+        failed = str(exc)
+    return pieces, failed
+
+
+@pytest.mark.parametrize("include_usage", [True, False], ids=["usage asked", "usage injected"])
+@pytest.mark.parametrize("name", list(PLAIN_READS))
+async def test_reads_of_plain_events_go_out_as_the_event_by_event_relay_sends_them(alice, openai, monkeypatch, name,
+                                                                                  include_usage):
+    openai.answer = lambda request: sse_answer(PLAIN_READS[name])
+    options = {"stream_options": {"include_usage": True}} if include_usage else {}
+    outcomes = []
+    for whole_reads in (True, False):
+        if not whole_reads:  # the reference: every event looked at one by one
+            monkeypatch.setattr(engine, "_plain_chat", lambda *args: (0, b""))
+        call = await engine.prepare(who(alice), "chat", raw(model="omicron-4-mini", stream=True, **options))
+        pieces, failed = await relay(call)
+        record = call.record
+        outcomes.append((pieces, failed, record.input_tokens, record.output_tokens, record.cost_usd,
+                         call.sent_text.text()))
+    assert outcomes[0] == outcomes[1]
+    pieces, failed = outcomes[0][:2]
+    events = [orjson.loads(line[6:]) for line in b"".join(pieces).split(b"\n\n") if line.startswith(b"data: {")]
+    assert {event.get("model", "omicron-4-mini") for event in events if "error" not in event} == {"omicron-4-mini"}
+    assert b'"content":"a"' in pieces[0]
+    together = name != "usage first" or include_usage  # else the read's other event is the hidden usage
+    assert together == (pieces[0].count(b"data: ") > 1)  # a read's events go out in one piece
+    assert (failed is not None) == (name == "error after text")
+
+
 async def test_stream_in_the_clients_format_names_its_events(alice, anthropic):
     events = [
         b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"vendor-sonnet",'

@@ -163,3 +163,43 @@ async def test_messages_client_translated_onto_openai_vendor(client, alice, vend
     body = response.json()
     assert body["content"] == [{"type": "text", "text": "hi"}] and body["model"] == "epsilon-4.5"
     assert body["usage"]["input_tokens"] == 11 and body["usage"]["output_tokens"] == 2
+
+
+@pytest.mark.parametrize(("reads", "expected"), [
+    ([b"data: 1\n\ndata: 2\n\n", b"data: 3\n\ndata: [DONE]\n\n"], [[b"1", b"2"], [b"3"]]),
+    ([b"data: 1\n\ndata: [DONE]\n\ndata: 2\n\n"], [[b"1"]]),  # nothing after the end marker
+    ([b"data: 1\n\n", b"data: [DONE]\n\n"], [[b"1"]]),
+    ([b"data: 1\n\ndata: x[DONE]\n\n", b"data: [DONE]\n\n"], [[b"1", b"x[DONE]"]]),
+    ([b"data: 1\n\ndata: 2\n\n"], [[b"1", b"2"]]),  # ended without the marker
+])
+async def test_a_stream_read_by_read_ends_at_its_end_marker_with_each_reads_bytes(reads, expected):
+    from studio.providers.openai.provider import OpenAIProvider
+    from tests.providers.video_fakes import upstream
+
+    fake = FakeVendor("http://reads-openai.test/v1", answer=lambda request: sse_answer(reads))
+    fake.mount()
+    try:
+        got = [read async for read in OpenAIProvider(upstream("openai", fake.base_url, "k")).text_stream("chat", b"{}")]
+    finally:
+        fake.unmount()
+    assert [[event.data for event in read] for read in got] == expected
+    # Each read passed on carries its own bytes: its events' lone data lines, as the vendor sent them.
+    assert [read.raw for read in got] == [b"".join(b"data: " + data + b"\n\n" for data in read) for read in expected]
+
+
+async def test_an_error_event_in_a_read_ends_the_stream_after_the_events_before_it():
+    from studio.core.errors import UpstreamError
+    from studio.providers.openai.provider import OpenAIProvider
+    from tests.providers.video_fakes import upstream
+
+    error = b'data: {"error":{"message":"overloaded","type":"server_error"}}\n\n'
+    fake = FakeVendor("http://reads-openai.test/v1", answer=lambda request: sse_answer([b"data: 1\n\n" + error]))
+    fake.mount()
+    got = []
+    try:
+        with pytest.raises(UpstreamError) as exc:  # the vendor's server error, as the gateway's 502
+            async for read in OpenAIProvider(upstream("openai", fake.base_url, "k")).text_stream("chat", b"{}"):
+                got.append([event.data for event in read])
+    finally:
+        fake.unmount()
+    assert got == [[b"1"]] and exc.value.status == 502 and "overloaded" in str(exc.value)
