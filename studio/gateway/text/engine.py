@@ -260,7 +260,8 @@ async def _passthrough(call: TextCall, leg: Leg, events: AsyncIterator[Read], ta
     """An upstream stream in the client's own format, relayed event by event (the model name
     rewritten, the cost added to the final usage). The events that arrived in one read of the
     upstream go out as one piece, as a byte relay would send them: one write to the client, not
-    one per event, and no event waits for the next read."""
+    one per event, and no event waits for the next read. A chat read of lone data lines goes out
+    through ``_plain_chat`` up to the event that carries usage."""
     responses, injected = call.fmt == "responses", leg.usage_injected
     chat = call.fmt == "chat"
     async for read in events:
@@ -299,11 +300,14 @@ _INJECTED_MARKS = (*_USAGE_MARKS, b'"choices":[]')
 
 
 def _plain_chat(call: TextCall, raw: bytes, injected: bool, sent: StreamedText) -> tuple[int, bytes]:
-    """The events at the head of a read of lone chat ``data:`` lines that carry no usage, as they
-    go to the client, in a few byte searches and one replacement rather than event by event, and
-    how many events that was. As ``_rewrite_model`` would, one model field an event (the upstream's
-    name) becomes the platform's; where the fields are not one an event naming the upstream's
-    model, or the first event needs a look of its own, it is 0 and the events go one by one."""
+    """The head of a read of lone chat ``data:`` lines as one piece for the client, without
+    visiting its events one by one: the events before the first that carries usage (or, when the
+    gateway asked for the usage itself, is the usage chunk), with the upstream's model name swapped
+    for the platform's in one replacement. Returns how many events that was, and the piece.
+
+    (0, b"") when the read's first event already needs a look of its own, or its model fields are
+    not as many as its events, each naming the upstream's model: those events go one by one, and
+    ``_rewrite_model`` rewrites each event's first one as it always does."""
     end = len(raw)
     for mark in _INJECTED_MARKS if injected else _USAGE_MARKS:
         at = raw.find(mark, 0, end)

@@ -26,8 +26,8 @@ else:
     _Base = object
 
 JSON = {"content-type": "application/json"}
+DONE = b"data: [DONE]\n\n"  # the end marker of a stream
 # The HTTP status a vendor error type stands for, when it arrives inside a 200 stream.
-DONE = b"data: [DONE]\n\n"
 STREAM_ERROR_STATUS = {"invalid_request_error": 400, "rate_limit_exceeded": 429, "rate_limit_error": 429,
                        "server_error": 500, "insufficient_quota": 429}
 
