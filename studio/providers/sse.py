@@ -59,12 +59,12 @@ class SSEParser:
         events = Read()
         if not self._buf and not self._data and self._event is None and b"\r" not in chunk:
             if chunk.startswith(b"data: ") and chunk.endswith(b"\n\n"):
-                # Only lone data lines (a text stream's every read): each newline is one of the
-                # two that end an event, so the payloads are what lies between "data: " and them.
-                ends = chunk.count(b"\n\ndata: ")
-                if chunk.count(b"\n") == 2 * ends + 2:
+                # Only lone data lines (a text stream's every read) when each newline is one of the
+                # two that end an event: the payloads are then what lies between "data: " and them.
+                payloads = chunk[6:-2].split(b"\n\ndata: ")
+                if chunk.count(b"\n") == 2 * len(payloads):
                     key = self._id
-                    return Read([SSEEvent(data, None, key) for data in chunk[6:-2].split(b"\n\ndata: ")],
+                    return Read([SSEEvent(data, None, key) for data in payloads],
                                 bytes(chunk) if type(chunk) is not bytes else chunk)
             taken = self._plain_events(chunk, events)  # the common read: whole events, LF line ends
             if taken == len(chunk):

@@ -268,7 +268,7 @@ async def _passthrough(call: TextCall, leg: Leg, events: AsyncIterator[Read], ta
         pending: list[bytes] = []
         plain = 0
         if chat and read.raw is not None:
-            plain, piece = _plain_chat(call, read.raw, injected, sent)
+            plain, piece = _plain_chat(call, read.raw, len(read), injected, sent)
             if piece:
                 pending.append(piece)
         try:
@@ -299,7 +299,7 @@ _USAGE_MARKS = (b'"usage":{', b'"usage": {')
 _INJECTED_MARKS = (*_USAGE_MARKS, b'"choices":[]')
 
 
-def _plain_chat(call: TextCall, raw: bytes, injected: bool, sent: StreamedText) -> tuple[int, bytes]:
+def _plain_chat(call: TextCall, raw: bytes, count: int, injected: bool, sent: StreamedText) -> tuple[int, bytes]:
     """The head of a read of lone chat ``data:`` lines as one piece for the client, without
     visiting its events one by one: the events before the first that carries usage (or, when the
     gateway asked for the usage itself, is the usage chunk), with the upstream's model name swapped
@@ -322,7 +322,7 @@ def _plain_chat(call: TextCall, raw: bytes, injected: bool, sent: StreamedText) 
         if found is None:
             return 0, b""
         seen = call.upstream_model_field = found.group()
-    events = head.count(b"\n\n")
+    events = count if head is raw else head.count(b"\n\n")  # (``count``: the read's events)
     if not head.count(b'"model":') == head.count(seen) == events:
         return 0, b""
     if injected:

@@ -53,8 +53,8 @@ class OpenAITextMixin(_Base):
                         yield events
                         continue
                     if marker == len(raw) - len(DONE) and (marker == 0 or raw[marker - 2:marker] == b"\n\n"):
-                        if len(events) > 1:
-                            yield events.head(len(events) - 1)  # what came before the end marker
+                        if marker:
+                            yield Read(events[:-1], raw[:marker])  # what came before the end marker
                         return
                 for i, event in enumerate(events):
                     done = event.data == b"[DONE]"
