@@ -35,7 +35,14 @@ from studio.gateway.text.record import TextRecord
 from studio.gateway.text.responses_to_chat import response_object
 from studio.gateway.text.tokens import estimate_input_tokens, estimate_request_tokens
 from studio.gateway.text.translation import Context, Translator
-from studio.gateway.text.usage import FINAL_RESPONSE_EVENTS, StreamedText, UsageTap, add_cost, from_body
+from studio.gateway.text.usage import (
+    CHAT_USAGE_MARKS,
+    FINAL_RESPONSE_EVENTS,
+    StreamedText,
+    UsageTap,
+    add_cost,
+    from_body,
+)
 from studio.gateway.text_checks import refuse_nul
 from studio.providers.contracts import Capability, TextUpstream
 from studio.providers.registry import capable, supports, text_upstream, token_count_upstream, vendor_for
@@ -295,8 +302,7 @@ async def _passthrough(call: TextCall, leg: Leg, events: AsyncIterator[Read], ta
 
 # A chat event that needs a look of its own: the usage (the cost goes into it), and the usage
 # chunk only the gateway asked for (left out).
-_USAGE_MARKS = (b'"usage":{', b'"usage": {')
-_INJECTED_MARKS = (*_USAGE_MARKS, b'"choices":[]')
+_INJECTED_MARKS = (*CHAT_USAGE_MARKS, b'"choices":[]')
 
 
 def _plain_chat(call: TextCall, raw: bytes, count: int, injected: bool, sent: StreamedText) -> tuple[int, bytes]:
@@ -309,7 +315,7 @@ def _plain_chat(call: TextCall, raw: bytes, count: int, injected: bool, sent: St
     not as many as its events, each naming the upstream's model: those events go one by one, and
     ``_rewrite_model`` rewrites each event's first one as it always does."""
     end = len(raw)
-    for mark in _INJECTED_MARKS if injected else _USAGE_MARKS:
+    for mark in _INJECTED_MARKS if injected else CHAT_USAGE_MARKS:
         at = raw.find(mark, 0, end)
         if at >= 0:
             end = raw.rfind(b"\n\ndata: ", 0, at) + 2  # where the event holding it starts (1: the first one)

@@ -17,6 +17,8 @@ from studio.gateway.text.tokens import text_tokens
 from studio.providers.sse import SSEEvent
 
 FINAL_RESPONSE_EVENTS = {"response.completed", "response.incomplete", "response.failed"}
+# How a chat event that carries usage is told from the rest without decoding it (compact or spaced).
+CHAT_USAGE_MARKS = (b'"usage":{', b'"usage": {')
 
 
 def from_body(fmt: str, body: dict[str, Any]) -> tuple[int, int, int]:
@@ -56,7 +58,7 @@ class UsageTap:
     def observe(self, event: SSEEvent) -> None:
         self.final = False
         if self.fmt == "chat":
-            if b'"usage":{' in event.data or b'"usage": {' in event.data:
+            if CHAT_USAGE_MARKS[0] in event.data or CHAT_USAGE_MARKS[1] in event.data:
                 self.input_tokens, self.output_tokens, self.cached_tokens = from_body("chat", _loads(event.data))
                 self.final = True
         elif self.fmt == "messages":
