@@ -60,6 +60,11 @@ class ArrivingStream(library.AiohttpResponseStream, WholeBodyStream):
         with map_errors:
             return await self._aiohttp_response.content.read()
 
+    async def aclose(self) -> None:
+        """The library's, its errors mapped by ``map_errors`` (no generator-based context manager)."""
+        with map_errors:
+            await self._aiohttp_response.__aexit__(None, None, None)
+
 
 class _Arriving:
     """The pieces, aiohttp's errors mapped to httpx's. A plain iterator, not an async generator:
@@ -110,5 +115,19 @@ class AiohttpTransport(library.AiohttpTransport):
         extensions = {"http_version": HTTP_11}
         if response.reason:
             extensions["reason_phrase"] = response.reason.encode()
-        return httpx.Response(status_code=response.status, headers=response.raw_headers,
+        return httpx.Response(status_code=response.status, headers=answer_headers(response.raw_headers),
                               stream=ArrivingStream(response), extensions=extensions)
+
+
+def answer_headers(raw: tuple[tuple[bytes, bytes], ...]) -> httpx.Headers:
+    """``httpx.Headers(raw)`` for the raw header lines aiohttp received: the same name, lower-cased
+    name and value triples, without normalising each byte string again. When every line is ASCII
+    the headers' encoding is set to ``ascii`` up front, which is what httpx would work out on the
+    first look-up by trying to decode each line (any other line leaves it to httpx). httpx is
+    bounded to 0.28 in pyproject.toml; tests/providers/test_aiohttp_transport.py compares the
+    result with httpx's own."""
+    headers = httpx.Headers()
+    found = headers._list = [(name, name.lower(), value) for name, value in raw]
+    if all(name.isascii() and value.isascii() for name, _, value in found):
+        headers._encoding = "ascii"
+    return headers

@@ -22,7 +22,7 @@ import orjson
 from studio.core import request_id
 from studio.core.entries import UpstreamEntry
 from studio.core.errors import GatewayError, UpstreamTimeout, UpstreamUnavailable, from_upstream_status
-from studio.providers.bodies import read_answer
+from studio.providers.bodies import close_answer, read_answer
 from studio.providers.contracts import Capability
 from studio.providers.deadlines import Deadlines, DeadlineStream
 from studio.providers.http import UpstreamClient, get_client
@@ -154,7 +154,7 @@ class Provider:
                 try:
                     return await read_answer(sent)
                 finally:
-                    await sent.aclose()
+                    await close_answer(sent)
         except TimeoutError:
             if deadlines is None:
                 raise  # no deadline of this call's
@@ -206,7 +206,7 @@ class Provider:
                     raise self.error_from_answer(response, body)
                 yield response
         finally:
-            await response.aclose()
+            await close_answer(response)
 
 
 @functools.lru_cache(maxsize=256)

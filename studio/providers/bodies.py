@@ -37,3 +37,15 @@ async def read_answer(response: httpx.Response) -> httpx.Response:
     # new ``httpx.Response`` built around the body would cost more than the chunked read saves.
     response._content = body
     return response
+
+
+async def close_answer(response: httpx.Response) -> None:
+    """``response.aclose()``. An answer made by a transport's ``send`` carries no request, so the
+    request context httpx's ``aclose`` enters (a generator-based context manager that names the
+    request in an httpx error) has nothing to add: its stream is closed directly."""
+    stream = response.stream
+    if response._request is not None or not isinstance(stream, httpx.AsyncByteStream):
+        await response.aclose()
+    elif not response.is_closed:
+        response.is_closed = True
+        await stream.aclose()

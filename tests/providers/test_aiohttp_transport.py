@@ -9,7 +9,8 @@ import contextlib
 import httpx
 import pytest
 
-from studio.providers.aiohttp_transport import AiohttpTransport
+from studio.providers.aiohttp_transport import AiohttpTransport, answer_headers
+from studio.providers.bodies import close_answer
 
 BIG = bytes(range(256)) * 1024  # 256 KiB in one write
 
@@ -118,3 +119,48 @@ async def test_a_plain_call_to_a_closed_port_is_a_transport_error():
             await transport.send("GET", base + "/v1/models", content=None, headers={}, timeout=httpx.Timeout(2.0))
     finally:
         await transport.aclose()
+
+
+@pytest.mark.parametrize("raw", [
+    ((b"Content-Type", b"application/json"), (b"X-Vendor", b"a"), (b"x-vendor", b"b"), (b"Set-Cookie", b"k=v")),
+    ((b"Content-Type", b"text/plain"), (b"X-Name", "café".encode())),  # UTF-8: httpx finds the encoding itself
+    ((b"Content-Type", b"text/plain"), (b"X-Name", "café".encode("latin-1"))),  # neither ASCII nor UTF-8
+    (),
+])
+def test_an_answer_s_headers_read_as_httpx_s_own(raw):
+    ours, theirs = answer_headers(raw), httpx.Headers(raw)
+    assert ours.raw == theirs.raw and ours.encoding == theirs.encoding
+    assert ours.multi_items() == theirs.multi_items() and dict(ours) == dict(theirs)
+    assert ("x-vendor" in ours) == ("x-vendor" in theirs) and ours.get_list("x-vendor") == theirs.get_list("x-vendor")
+
+
+async def test_a_plain_call_s_answer_closes_once_and_frees_its_connection():
+    calls = []
+
+    async def answers(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        calls.append(1)
+        head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n"
+        writer.write(head if len(calls) == 1 else head + b"{}")  # the first body never comes
+        await writer.drain()
+        with contextlib.suppress(ConnectionError):
+            await reader.read()
+        writer.close()
+
+    server = await asyncio.start_server(answers, "127.0.0.1", 0)
+    transport = AiohttpTransport(limits=httpx.Limits(max_connections=1))
+    try:
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/models"
+        # One connection at most: the second call waits until the first answer is closed.
+        first = await transport.send("GET", url, content=None, headers={}, timeout=httpx.Timeout(5.0))
+        await close_answer(first)
+        await close_answer(first)  # a second close does nothing
+        assert first.is_closed
+        second = await asyncio.wait_for(
+            transport.send("GET", url, content=None, headers={}, timeout=httpx.Timeout(5.0)), 5)
+        await second.aread()
+        await close_answer(second)
+    finally:
+        await transport.aclose()
+        server.close()
+    assert second.json() == {} and len(calls) == 2
