@@ -328,13 +328,19 @@ def _plain_chat(call: TextCall, raw: bytes, count: int, injected: bool, sent: St
         if found is None:
             return 0, b""
         seen = call.upstream_model_field = found.group()
-    events = count if head is raw else head.count(b"\n\n")  # (``count``: the read's events)
-    if not head.count(b'"model":') == head.count(seen) == events:
+    # ``count``: the read's events, each ending in the read's only blank lines.
+    events = count if head is raw else count - raw.count(b"\n\n", end)
+    if head.count(b'"model":') != events:
         return 0, b""
     if injected:
         head = _USAGE_NULL.sub(b"", head)
+    piece = head.replace(seen, call.model_field)
+    # How many fields were replaced, from how much the piece grew (a name of the same length: counted).
+    grown = len(call.model_field) - len(seen)
+    if ((len(piece) - len(head)) // grown if grown else head.count(seen)) != events:
+        return 0, b""
     sent.observe_read(head)
-    return events, head.replace(seen, call.model_field)
+    return events, piece
 
 
 RESPONSE_OBJECT_EVENTS = FINAL_RESPONSE_EVENTS | {"response.created"}

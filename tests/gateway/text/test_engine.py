@@ -180,6 +180,13 @@ PLAIN_READS = {
                      b"data: [DONE]\n\n"],
     "names in text": [chunk({"content": "a"}) + chunk({"content": '"model":"vendor-mini" and \\"model\\":\\"x\\"'}),
                       chunk({"content": "b"}, x={"model": "vendor-mini"}) + usage_chunk() + b"data: [DONE]\n\n"],
+    # The upstream's model name as long as the platform's ("omicron-4-mini"): the piece does not grow.
+    "same length": [chunk({"content": "a"}, model="vendor-mini-14") + chunk({"content": "b"}, model="vendor-mini-14"),
+                    chunk({"content": "c"}, model="vendor-mini-14") + usage_chunk(model="vendor-mini-14")
+                    + b"data: [DONE]\n\n"],
+    "same length, another name": [chunk({"content": "a"}, model="vendor-mini-14")
+                                  + chunk({"content": "b"}, model="vendor-mini-15") + chunk({"content": "c"}),
+                                  b"data: [DONE]\n\n"],
     "no model": [b'data: {"id":"c","choices":[{"index":0,"delta":{"content":"a"}}]}\n\n' + chunk({"content": "b"}),
                  b"data: [DONE]\n\n"],
     "error after text": [chunk({"content": "a"}) + chunk({"content": "b"})
