@@ -31,9 +31,10 @@ class ObserveMiddleware(AsyncMiddleware):
         # Straight into the header store (as ``api.spend_headers`` does): the name is a lower-case
         # constant and the id plain ASCII (``request_id.accept``), which Django's checks pass unchanged.
         response.headers._store[request_id.HEADER] = (request_id.HEADER, rid)
-        if not (settings.STUDIO_METRICS or settings.STUDIO_REQUEST_LOG):
+        counted, logged = settings.STUDIO_METRICS, settings.STUDIO_REQUEST_LOG
+        if not (counted or logged):
             return response
-        done = _Done(request, rid, started, admission.current.get())
+        done = _Done(request, rid, started, admission.current.get(), counted, logged)
         if response.streaming and response.is_async:
             # Reported by the server once the stream has ended (``studio.serving.send_parts``).
             streams.delivered.set(done)
@@ -45,10 +46,12 @@ class ObserveMiddleware(AsyncMiddleware):
 class _Done:
     """What to report once the answer has been sent."""
 
-    __slots__ = ("holder", "request", "rid", "started")
+    __slots__ = ("counted", "holder", "logged", "request", "rid", "started")
 
-    def __init__(self, request: HttpRequest, rid: str, started: float, holder: admission.Collect | None) -> None:
+    def __init__(self, request: HttpRequest, rid: str, started: float, holder: admission.Collect | None,
+                 counted: bool, logged: bool) -> None:
         self.request, self.rid, self.started, self.holder = request, rid, started, holder
+        self.counted, self.logged = counted, logged  # metrics and the request log, as set when it began
 
     def __call__(self, status: int, first_part: float | None) -> None:
         now = time.perf_counter()
@@ -60,16 +63,15 @@ class _Done:
         model = ticket.model_id if ticket is not None else ""
         upstream = metrics.upstream_name(ticket.upstream_id) if ticket is not None else ""
         usage = ticket.usage if ticket is not None else None
-        if settings.STUDIO_METRICS:
+        if self.counted:
             metrics.request_done(family, model, upstream, status, seconds, first, usage)
-        if settings.STUDIO_REQUEST_LOG:
+        if self.logged:
             request = self.request
-            request_log.write(request_log.RequestLine(
-                request_id=self.rid, method=request.method or "", path=request.path, family=family, status=status,
-                latency_ms=seconds * 1000, first_byte_ms=first * 1000,
-                principal=ticket.principal if ticket is not None else None, model=model, upstream=upstream,
-                usage=usage, cost_usd=ticket.cost if ticket is not None else None,
-                prompt=_prompt(request) if settings.STUDIO_LOG_PROMPTS else None,
+            request_log.emit(request_log.entry(
+                self.rid, request.method or "", request.path, family, status, seconds * 1000, first * 1000,
+                ticket.principal if ticket is not None else None, model, upstream, usage,
+                ticket.cost_display() if ticket is not None and ticket.cost is not None else None,
+                _prompt(request) if settings.STUDIO_LOG_PROMPTS else None,
             ))
 
 

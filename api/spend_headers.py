@@ -19,7 +19,6 @@ from django.http import HttpRequest, HttpResponse
 
 from api.middleware import AsyncMiddleware
 from studio.gateway import admission
-from studio.gateway.cost import display
 
 COST_HEADER = "x-studio-cost-usd"
 
@@ -38,6 +37,5 @@ class SpendHeadersMiddleware(AsyncMiddleware):
             for name, value in ticket.headers.items():
                 store.setdefault(name, (name, value))  # a header the view set itself is kept
         if not response.streaming and COST_HEADER not in store:
-            cost = ticket.cost if ticket is not None and ticket.cost is not None else 0
-            store[COST_HEADER] = (COST_HEADER, display(cost))
+            store[COST_HEADER] = (COST_HEADER, ticket.cost_display() if ticket is not None else "0")
         return response

@@ -25,7 +25,7 @@ from typing import NoReturn
 from studio.core.entries import BudgetEntry, ModelEntry, PriceEntry, Snapshot
 from studio.core.principal import Principal
 from studio.gateway import budget_alerts, budgets, clock, counters, limits, prices, snapshot, terms
-from studio.gateway.cost import ZERO, Usage, compute, compute_nano, from_nano
+from studio.gateway.cost import ZERO, Usage, compute, compute_nano, display, from_nano
 from studio.gateway.counter_types import Check, Outcome
 
 logger = logging.getLogger(__name__)
@@ -64,10 +64,21 @@ class Ticket:
     # Once charged: what the upstream reported (None for a failed call) and which upstream answered.
     usage: Usage | None = None
     upstream_id: int | None = None
+    cost_text: str | None = None  # ``cost_display``'s, once charged
 
     @property
     def estimate(self) -> Decimal:
         return from_nano(self.estimate_nano)
+
+    def cost_display(self) -> str:
+        """The cost as ``display`` writes it (``0`` until charged). Worked out once charged: the
+        cost header and the request log line both show it."""
+        text = self.cost_text
+        if text is None:
+            if self.cost is None:
+                return "0"
+            text = self.cost_text = display(self.cost)
+        return text
 
     def price(self, upstream_id: int | None) -> PriceEntry | None:
         return prices.find(self.prices, upstream_id, self.at)

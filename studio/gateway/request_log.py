@@ -43,26 +43,41 @@ class RequestLine:
     prompt: str | None = None
 
     def fields(self) -> dict[str, Any]:
-        usage = self.usage
-        entry: dict[str, Any] = {
-            "request_id": self.request_id, "method": self.method, "path": self.path, "family": self.family,
-            "key_prefix": self.principal.key_prefix if self.principal else None,
-            "user_id": self.principal.user_id if self.principal else None,
-            "model": self.model or None, "upstream": self.upstream or None, "status": self.status,
-            "latency_ms": round(self.latency_ms, 1), "first_byte_ms": round(self.first_byte_ms, 1),
-            "input_tokens": usage.input_tokens if usage else 0, "output_tokens": usage.output_tokens if usage else 0,
-            "images": usage.image_count if usage else 0,
-            "cost_usd": display(self.cost_usd) if self.cost_usd is not None else None,
-        }
-        if self.prompt is not None:
-            entry["prompt"] = self.prompt
-        return entry
+        return entry(self.request_id, self.method, self.path, self.family, self.status, self.latency_ms,
+                     self.first_byte_ms, self.principal, self.model, self.upstream, self.usage,
+                     display(self.cost_usd) if self.cost_usd is not None else None, self.prompt)
+
+
+def entry(request_id: str, method: str, path: str, family: str, status: int, latency_ms: float,
+          first_byte_ms: float, principal: Principal | None, model: str, upstream: str, usage: Usage | None,
+          cost: str | None, prompt: str | None) -> dict[str, Any]:
+    """A line's fields (``RequestLine.fields``; ``cost``: the cost as ``display`` writes it), for a
+    caller that has them at hand without making a ``RequestLine`` first."""
+    fields: dict[str, Any] = {
+        "request_id": request_id, "method": method, "path": path, "family": family,
+        "key_prefix": principal.key_prefix if principal is not None else None,
+        "user_id": principal.user_id if principal is not None else None,
+        "model": model or None, "upstream": upstream or None, "status": status,
+        "latency_ms": round(latency_ms, 1), "first_byte_ms": round(first_byte_ms, 1),
+        "input_tokens": 0, "output_tokens": 0, "images": 0, "cost_usd": cost,
+    }
+    if usage is not None:
+        fields["input_tokens"], fields["output_tokens"], fields["images"] = (
+            usage.input_tokens, usage.output_tokens, usage.image_count)
+    if prompt is not None:
+        fields["prompt"] = prompt
+    return fields
 
 
 def write(line: RequestLine) -> None:
+    emit(line.fields())
+
+
+def emit(fields: dict[str, Any]) -> None:
+    """Log a line of ``fields`` (``entry``) as one JSON object."""
     if not logger.isEnabledFor(logging.INFO):
         return
-    text = orjson.dumps(line.fields()).decode()
+    text = orjson.dumps(fields).decode()
     handlers = logger.handlers
     if len(handlers) == 1 and not logger.propagate and not logger.filters:
         handler = handlers[0]

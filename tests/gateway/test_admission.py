@@ -197,3 +197,16 @@ async def test_unreachable_counters_admit_the_call_without_limits(at, monkeypatc
         ticket = await admission.admit(ALICE, MODEL, Usage(), snap=s)
         assert ticket.headers is None and not ticket.settled_keys
     assert "spend counters unavailable" in caplog.text
+
+
+def test_a_tickets_cost_reads_0_until_charged_then_its_cost_as_the_answer_shows_it():
+    ticket = admission.Ticket(ALICE, "m", (PriceEntry(model_id="m", upstream_id=None, effective_from=0.0,
+                                                      input_per_million=Decimal("1.25")),), at=0.0)
+    assert ticket.cost_display() == "0"  # asked before the charge: not kept
+    ticket.charge(Usage(input_tokens=1000), None)
+    assert ticket.cost == Decimal("0.00125") and ticket.cost_display() == "0.00125"
+    ticket.charge(Usage(input_tokens=9000), None)  # settled once: the first charge stands
+    assert ticket.cost_display() == "0.00125"
+    failed = admission.Ticket(ALICE, "m", (PRICE,), at=0.0)
+    failed.charge(None, None)
+    assert failed.cost_display() == "0"

@@ -182,3 +182,15 @@ async def test_with_the_settings_set_up_a_line_goes_straight_to_the_handler_as_l
     first, second = out.getvalue().splitlines()
     assert straight == first + "\n" and first == second
     assert json.loads(first)["key_prefix"] == "sk-studio-ab12"
+
+
+def test_a_line_s_fields_made_directly_are_those_of_its_request_line() -> None:
+    from studio.gateway.request_log import entry
+
+    usage = Usage(input_tokens=4, output_tokens=9, images=[("1024x1024", "high")])
+    made = line(principal=PRINCIPAL, model="omicron-4-mini", upstream="openai-main", usage=usage,
+                cost_usd=Decimal("0.000120000"), prompt="a lighthouse")
+    direct = entry("req-1", "POST", "/v1/chat/completions", "chat", 200, 123.456, 45.67, PRINCIPAL,
+                   "omicron-4-mini", "openai-main", usage, "0.00012", "a lighthouse")
+    assert direct == made.fields() and list(direct) == list(made.fields())  # the same keys in the same order
+    assert orjson.dumps(direct) == orjson.dumps(made.fields())
