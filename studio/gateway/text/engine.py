@@ -112,7 +112,7 @@ async def prepare(principal: Principal, fmt: str, raw: bytes, headers: Mapping[s
 
     ``headers`` (the messages format's ``anthropic-beta``) go to an upstream of the same format.
     """
-    body = text_validation.validate(fmt, parse(raw))
+    body = text_validation.validate(fmt, parse(raw), raw)
     refuse_nul(body, raw)
     snap = await snapshot.get()
     model = resolve_model(snap, principal, body["model"], fmt, use=PATHS[fmt])
@@ -429,7 +429,7 @@ def cut_usage(call: TextCall) -> tuple[int, int, int]:
 async def count_tokens(principal: Principal, raw: bytes, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``{"input_tokens": N}`` for a messages body: the upstream's own count when its protocol
     counts tokens and it speaks messages, else the gateway's estimate; failover as for any call."""
-    body = text_validation.validate("count_tokens", parse(raw))
+    body = text_validation.validate("count_tokens", parse(raw), raw)
     refuse_nul(body, raw)
     snap = await snapshot.get()
     model = resolve_model(snap, principal, body["model"], "messages", use="/v1/messages/count_tokens")

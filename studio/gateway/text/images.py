@@ -20,8 +20,14 @@ from studio.gateway.media.validation import decode_inline_image
 ImageRef = tuple[Any, str, str | None, bool]
 
 
-def check_images(fmt: str, body: dict[str, Any]) -> None:
-    """Validate every image of a text request of format ``fmt`` (``chat``, ``messages``, ``responses``)."""
+def check_images(fmt: str, body: dict[str, Any], raw: bytes | None = None) -> None:
+    """Validate every image of a text request of format ``fmt`` (``chat``, ``messages``, ``responses``).
+
+    With the request's ``raw`` JSON, a body in which the type that marks an image of its format
+    is not written anywhere is not walked: the type name can only be in the JSON as it is or
+    behind a ``\\u`` escape (the other escapes stand for characters no type name holds)."""
+    if raw is not None and _MARKS[fmt] not in raw and b"\\u" not in raw:
+        return
     for value, field, declared, bare in _IMAGES[fmt](body):
         check_image(value, field, declared, bare=bare)
 
@@ -87,3 +93,5 @@ def _responses(body: dict[str, Any]) -> Iterator[ImageRef]:
 
 
 _IMAGES = {"chat": _chat, "messages": _messages, "count_tokens": _messages, "responses": _responses}
+# The type each format's image parts name (a block of the messages format: ``"type": "image"``).
+_MARKS = {"chat": b'"image_url"', "messages": b'"image"', "count_tokens": b'"image"', "responses": b'"input_image"'}

@@ -71,7 +71,9 @@ CHAT_ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 MESSAGES_ROLES = {"user", "assistant"}
 
 
-def validate(fmt: str, body: Any) -> dict[str, Any]:
+def validate(fmt: str, body: Any, raw: bytes | None = None) -> dict[str, Any]:
+    """``body`` as a request of format ``fmt``, or ``BadRequest`` naming the field (``raw``: the
+    JSON it was read from, which spares a body without images the walk for them)."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object", param="body")
     for name in REQUIRED[fmt]:
@@ -89,7 +91,7 @@ def validate(fmt: str, body: Any) -> dict[str, Any]:
             raise BadRequest(f"'{name}' must be at least {least}, got {value}", param=name,
                              code="integer_below_min_value")
     _ITEM_CHECKS[fmt](body)
-    check_images(fmt, body)
+    check_images(fmt, body, raw)
     return body
 
 

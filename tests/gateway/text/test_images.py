@@ -5,10 +5,12 @@ from __future__ import annotations
 import base64
 import io
 
+import orjson
 import pytest
 from PIL import Image
 
 from studio.core.errors import BadRequest
+from studio.gateway.text import images
 from studio.gateway.text.images import check_images
 
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'
@@ -85,3 +87,31 @@ def test_good_images_and_urls_pass():
     check_images("messages", messages(b64(png())))
     check_images("responses", responses(f"data:image/png;base64,{b64(png())}"))
     check_images("responses", responses("https://images.example/cat.png"))
+
+
+BODIES = {"chat": chat, "messages": messages, "responses": responses}
+
+
+@pytest.mark.parametrize("fmt", BODIES)
+def test_with_the_raw_json_a_bad_image_is_refused_however_its_type_is_written(fmt):
+    body = BODIES[fmt]("data:image/png;base64,!!!" if fmt != "messages" else "!!!not base64!!!")
+    raw = orjson.dumps(body)
+    with pytest.raises(BadRequest):
+        check_images(fmt, body, raw)
+    # The type name behind a \u escape (what a client's serialiser may write) is still found.
+    mark = {"chat": b'"image_url"', "messages": b'"image"', "responses": b'"input_image"'}[fmt]
+    escaped = raw.replace(mark, b'"\\u0069' + mark[2:])
+    assert orjson.loads(escaped) == body and mark not in escaped
+    with pytest.raises(BadRequest):
+        check_images(fmt, body, escaped)
+
+
+@pytest.mark.parametrize("fmt", BODIES)
+def test_with_the_raw_json_a_body_without_images_is_not_walked(fmt, monkeypatch):
+    walked = []
+    monkeypatch.setitem(images._IMAGES, fmt, lambda body: walked.append(body) or iter(()))
+    plain = {"messages": [{"role": "user", "content": "hello, café"}]}
+    check_images(fmt, plain, orjson.dumps(plain))
+    assert walked == []
+    check_images(fmt, plain, orjson.dumps(plain, option=orjson.OPT_INDENT_2).replace(b"\xc3\xa9", b"\\u00e9"))
+    assert len(walked) == 1  # an escape could hide the mark: walked
