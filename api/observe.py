@@ -68,10 +68,11 @@ class _Done:
         if self.logged:
             request = self.request
             request_log.emit(request_log.entry(
-                self.rid, request.method or "", request.path, family, status, seconds * 1000, first * 1000,
-                ticket.principal if ticket is not None else None, model, upstream, usage,
-                ticket.cost_display() if ticket is not None and ticket.cost is not None else None,
-                _prompt(request) if settings.STUDIO_LOG_PROMPTS else None,
+                request_id=self.rid, method=request.method or "", path=request.path, family=family, status=status,
+                latency_ms=seconds * 1000, first_byte_ms=first * 1000,
+                principal=ticket.principal if ticket is not None else None, model=model, upstream=upstream,
+                usage=usage, cost=ticket.cost_display() if ticket is not None and ticket.cost is not None else None,
+                prompt=_prompt(request) if settings.STUDIO_LOG_PROMPTS else None,
             ))
 
 

@@ -11,48 +11,23 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 import orjson
 
 from studio.core.logs import BatchedLineHandler, MessageFormatter
 from studio.core.principal import Principal
-from studio.gateway.cost import Usage, display
+from studio.gateway.cost import Usage
 
 logger = logging.getLogger("studio.requests")
 
 PROMPT_LIMIT = 2000  # characters of prompt kept in a line
 
 
-@dataclass(slots=True)
-class RequestLine:
-    request_id: str
-    method: str
-    path: str
-    family: str
-    status: int
-    latency_ms: float
-    first_byte_ms: float
-    principal: Principal | None = None
-    model: str = ""
-    upstream: str = ""
-    usage: Usage | None = None
-    cost_usd: Decimal | None = None
-    prompt: str | None = None
-
-    def fields(self) -> dict[str, Any]:
-        return entry(self.request_id, self.method, self.path, self.family, self.status, self.latency_ms,
-                     self.first_byte_ms, self.principal, self.model, self.upstream, self.usage,
-                     display(self.cost_usd) if self.cost_usd is not None else None, self.prompt)
-
-
-def entry(request_id: str, method: str, path: str, family: str, status: int, latency_ms: float,
-          first_byte_ms: float, principal: Principal | None, model: str, upstream: str, usage: Usage | None,
-          cost: str | None, prompt: str | None) -> dict[str, Any]:
-    """A line's fields (``RequestLine.fields``; ``cost``: the cost as ``display`` writes it), for a
-    caller that has them at hand without making a ``RequestLine`` first."""
+def entry(*, request_id: str, method: str, path: str, family: str, status: int, latency_ms: float,
+          first_byte_ms: float, principal: Principal | None = None, model: str = "", upstream: str = "",
+          usage: Usage | None = None, cost: str | None = None, prompt: str | None = None) -> dict[str, Any]:
+    """A line's fields (``cost``: the call's cost as ``cost.display`` writes it, None if unknown)."""
     fields: dict[str, Any] = {
         "request_id": request_id, "method": method, "path": path, "family": family,
         "key_prefix": principal.key_prefix if principal is not None else None,
@@ -67,10 +42,6 @@ def entry(request_id: str, method: str, path: str, family: str, status: int, lat
     if prompt is not None:
         fields["prompt"] = prompt
     return fields
-
-
-def write(line: RequestLine) -> None:
-    emit(line.fields())
 
 
 def emit(fields: dict[str, Any]) -> None:
