@@ -208,7 +208,7 @@ STUDIO_UPSTREAM_TRANSPORT = env("STUDIO_UPSTREAM_TRANSPORT", "aiohttp")
 # 4K frame (10-20 MB), so a stream of 4K images holds one frame at a time, not a backlog of them.
 STUDIO_RECORDER_MAX_PENDING_BYTES = int(env("STUDIO_RECORDER_MAX_PENDING_BYTES", str(8 * 1024 * 1024)))
 # Milliseconds the recorder may wait for more /v1 usage rows to share one write (0: write each at once).
-STUDIO_RECORDER_LINGER_MS = float(env("STUDIO_RECORDER_LINGER_MS", "20"))
+STUDIO_RECORDER_LINGER_MS = float(env("STUDIO_RECORDER_LINGER_MS", "100"))
 # Freed memory a web process keeps for the next big frames while it is busy (glibc only; 0: the
 # allocator's defaults). 16 concurrent 4K streams work in about 450 MB.
 STUDIO_MALLOC_KEEP_BYTES = int(env("STUDIO_MALLOC_KEEP_BYTES", str(1024 * 1024 * 1024)))

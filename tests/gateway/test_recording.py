@@ -249,6 +249,46 @@ def test_insert_rows_converts_values_of_other_types_as_the_fields_do(alice):
                 record.latency_ms) == (alice.user.id, 7, 2, 3.0, Decimal("0.5"), 1)
 
 
+def test_insert_rows_refuses_a_decimal_the_field_refuses_and_writes_nothing(alice):
+    from decimal import Decimal
+
+    from django.core.exceptions import ValidationError
+
+    from studio.models import UsageRecord
+
+    for bad in (Decimal("NaN"), Decimal("Infinity")):
+        with pytest.raises(ValidationError):
+            recording.insert_rows(UsageRecord, [
+                {"user_id": alice.user.id, "model_id": "omicron-4-mini", "route": "chat", "cost_usd": Decimal("1")},
+                {"user_id": alice.user.id, "model_id": "omicron-4-mini", "route": "chat", "cost_usd": bad}])
+    assert not UsageRecord.objects.exists()
+
+
+def test_insert_rows_of_one_named_field_and_of_rows_naming_different_fields(alice):
+    from studio.models import UsageRecord
+
+    recording.insert_rows(UsageRecord, [{"model_id": "omicron-4-mini"}, {"model_id": "epsilon-4.5"}])
+    recording.insert_rows(UsageRecord, [{"model_id": "a", "input_tokens": 5}, {"route": "chat", "model_id": "b"},
+                                        {"output_tokens": 9, "model_id": "c", "ignored": object()}])
+    rows = [(r.model_id, r.route, r.input_tokens, r.output_tokens, r.status_code)
+            for r in UsageRecord.objects.order_by("id")]
+    assert rows == [("omicron-4-mini", "", 0, 0, 200), ("epsilon-4.5", "", 0, 0, 200), ("a", "", 5, 0, 200),
+                    ("b", "chat", 0, 0, 200), ("c", "", 0, 9, 200)]
+
+
+def test_a_column_goes_as_it_is_only_when_every_value_is_of_its_plain_type():
+    from decimal import Decimal
+
+    assert recording._unchanged(["a", None, "b"], str)
+    assert not recording._unchanged(["a", 1], str)
+    assert not recording._unchanged([1, True], int)  # a bool is converted by an integer field
+    assert recording._unchanged([Decimal("0.1"), Decimal("2")], Decimal)
+    assert not recording._unchanged([Decimal("0.1"), Decimal("NaN")], Decimal)
+    assert not recording._unchanged([Decimal("0.1"), None], Decimal)  # value by value: None is checked alone
+    assert not recording._unchanged([Decimal("0.1"), 0.1], Decimal)
+    assert not recording._unchanged(["a"], None)
+
+
 async def test_a_written_record_is_not_held_while_the_recorder_waits(stats):
     """A record (and any media it holds) is let go once written, not kept until the next one comes."""
     import gc
