@@ -109,15 +109,12 @@ def duration(seconds: float) -> str:
     if seconds < 1:
         return f"{max(math.ceil(seconds * 1000), 1)}ms"
     ms = round(seconds * 1000)
+    # ``g``: the seconds to the millisecond without trailing zeros (under 60 s, never more than
+    # five significant digits, so never in exponent form).
     if ms < 60_000:
-        return _seconds(ms) + "s"
+        return f"{ms / 1000:g}s"
     minutes, ms = divmod(ms, 60_000)
-    return f"{minutes}m{_seconds(ms)}s"
-
-
-def _seconds(ms: int) -> str:
-    whole, part = divmod(ms, 1000)
-    return str(whole) if part == 0 else f"{whole}.{part:03d}".rstrip("0")
+    return f"{minutes}m{ms / 1000:g}s"
 
 
 def headers(found: dict[str, Window]) -> dict[str, str]:

@@ -63,6 +63,17 @@ def test_durations_in_openais_spelling():
     assert limits.duration(119.9999) == "2m0s"  # a rounded-up minute carries: never "1m60s"
 
 
+def test_every_millisecond_of_three_minutes_is_spelled_as_whole_seconds_and_a_trimmed_fraction():
+    def spelled(ms: int) -> str:
+        whole, part = divmod(ms, 1000)
+        return str(whole) if part == 0 else f"{whole}.{part:03d}".rstrip("0")
+
+    for ms in [*range(1000, 180_000), 3_599_999, 3_600_000, 86_400_123]:
+        minutes, rest = divmod(ms, 60_000)
+        expected = f"{minutes}m{spelled(rest)}s" if minutes else f"{spelled(rest)}s"
+        assert limits.duration(ms / 1000) == expected, ms
+
+
 def test_an_admitted_calls_headers_are_those_of_its_windows():
     rules = [limits.Rule("requests", 5, ""), limits.Rule("tokens", 900, ""), limits.Rule("requests", 2, "m"),
              limits.Rule("tokens", 100, "m")]
