@@ -24,7 +24,7 @@ from studio.core.entries import UpstreamEntry
 from studio.core.errors import GatewayError, UpstreamTimeout, UpstreamUnavailable, from_upstream_status
 from studio.providers.bodies import close_answer, read_answer
 from studio.providers.contracts import Capability
-from studio.providers.deadlines import Deadlines, DeadlineStream
+from studio.providers.deadlines import Bound, Deadlines, DeadlineStream
 from studio.providers.http import UpstreamClient, get_client
 
 # A vendor's non-2xx answer (status, body, upstream name) as the typed error.
@@ -126,7 +126,7 @@ class Provider:
         start = asyncio.get_running_loop().time()
         first_byte = min(deadlines.first_byte, deadlines.total)
         try:
-            async with asyncio.timeout(first_byte):
+            with Bound(start + first_byte):
                 response = await self.client.send_direct(method, self.url(path), content=content, params=params,
                                                          **kwargs)
         except TimeoutError:
@@ -146,11 +146,11 @@ class Provider:
         kwargs = self._kwargs(headers)
         sent = None
         try:
-            async with asyncio.timeout(first_byte) as timer:
+            with Bound(start + first_byte if first_byte is not None else None) as bound:
                 sent = await self.client.send_direct(method, self.url(path), content=content, params=params,
                                                      **kwargs)
                 if deadlines is not None:
-                    timer.reschedule(start + deadlines.total)
+                    bound.due = start + deadlines.total
                 try:
                     return await read_answer(sent)
                 finally:

@@ -10,7 +10,7 @@ from studio.core.errors import UpstreamTimeout
 from studio.providers import http
 from studio.providers.asgi_transport import StreamingASGITransport
 from studio.providers.contracts import Capability
-from studio.providers.deadlines import Deadlines, deadlines_for
+from studio.providers.deadlines import Bound, Deadlines, deadlines_for
 from studio.providers.openai.provider import OpenAIProvider
 from tests.providers.video_fakes import upstream
 
@@ -86,3 +86,56 @@ async def test_answers_within_the_deadlines_are_untouched(vendor):
 async def test_a_buffered_body_may_take_past_the_first_byte_deadline_within_the_overall_one(vendor):
     provider = vendor(SlowVendor(before=0.1, between=0.12, chunks=3))  # its last byte at about 0.46 s
     assert (await provider.request("POST", "/chat/completions", json={})).content == b"xxx"
+
+
+async def test_a_stream_whose_deadline_passes_between_reads_ends_at_the_next_read_not_in_the_readers_code(vendor):
+    """The reader's own work between chunks (sending to its client) is never cut by the deadline."""
+    provider = vendor(SlowVendor(chunks=3))
+    slept = False
+    with pytest.raises(UpstreamTimeout) as caught:
+        async with provider.stream("POST", "/chat/completions") as response:
+            async for _chunk in response.aiter_raw():
+                if not slept:
+                    await asyncio.sleep(0.7)  # past the overall deadline (0.6 s), outside any read
+                    slept = True
+    assert slept and caught.value.details["timeout"] == "total"
+
+
+async def test_a_streams_deadline_timer_is_stopped_at_its_end_and_when_it_is_closed(vendor):
+    provider = vendor(SlowVendor(chunks=3))
+    async with provider.stream("POST", "/chat/completions") as response:
+        assert b"".join([chunk async for chunk in response.aiter_raw()]) == b"xxx"
+        assert response.stream.reads is not None and response.stream.reads.timer is None
+    provider = vendor(SlowVendor(chunks=5, between=0.05))
+    async with provider.stream("POST", "/chat/completions") as response:
+        async for _chunk in response.aiter_raw():
+            break
+        reads = response.stream.reads
+        assert reads.timer is not None  # the stream is not over: its deadline still holds
+    assert reads.timer is None  # closed with the response
+    await asyncio.sleep(0.7)  # past the deadline: nothing of the closed stream wakes up
+
+
+async def test_a_bound_moved_later_waits_for_its_new_deadline():
+    loop = asyncio.get_running_loop()
+    with Bound(loop.time() + 0.05) as bound:
+        bound.due = loop.time() + 0.3
+        await asyncio.sleep(0.15)  # past the first deadline: not cut
+    with pytest.raises(TimeoutError), Bound(loop.time() + 0.05) as bound:
+        bound.due = loop.time() + 0.2
+        await asyncio.sleep(1)
+
+
+async def test_a_bound_without_a_deadline_and_a_cancellation_from_outside_are_left_as_they_are():
+    with Bound(None):
+        await asyncio.sleep(0.01)
+
+    async def bounded() -> None:
+        with Bound(asyncio.get_running_loop().time() + 5):
+            await asyncio.sleep(1)
+
+    task = asyncio.create_task(bounded())
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
