@@ -374,12 +374,10 @@ def _quote(call: TextCall, tap: UsageTap) -> float:
 
 
 def _with_cost(call: TextCall, tap: UsageTap, name: str | None, data: bytes) -> bytes:
-    """The final usage event of a relayed stream, with the call's cost in its usage."""
-    try:
-        decoded = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return data
-    if not isinstance(decoded, dict) or not add_cost(call.fmt, name, decoded, _quote(call, tap)):
+    """The final usage event of a relayed stream (``data``, which ``tap`` has just observed and
+    decoded), with the call's cost in its usage."""
+    decoded = tap.final_event
+    if not add_cost(call.fmt, name, decoded, _quote(call, tap)):
         return data
     return orjson.dumps(decoded)
 

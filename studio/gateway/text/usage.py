@@ -45,7 +45,7 @@ def _detail(usage: dict[str, Any], name: str) -> int:
 class UsageTap:
     """Watches an upstream stream in its own format and keeps the latest usage seen."""
 
-    __slots__ = ("cached_tokens", "complete", "final", "fmt", "input_tokens", "output_tokens")
+    __slots__ = ("cached_tokens", "complete", "final", "final_event", "fmt", "input_tokens", "output_tokens")
 
     def __init__(self, fmt: str) -> None:
         self.fmt = fmt
@@ -53,27 +53,31 @@ class UsageTap:
         self.output_tokens = 0
         self.cached_tokens = 0
         self.final = False  # the event just observed carried the call's final usage
+        self.final_event: dict[str, Any] = {}  # that event, decoded (``{}`` if it was no JSON object)
         self.complete = False  # some event carried the call's final usage
 
     def observe(self, event: SSEEvent) -> None:
         self.final = False
         if self.fmt == "chat":
             if CHAT_USAGE_MARKS[0] in event.data or CHAT_USAGE_MARKS[1] in event.data:
-                self.input_tokens, self.output_tokens, self.cached_tokens = from_body("chat", _loads(event.data))
+                self.final_event = decoded = _loads(event.data)
+                self.input_tokens, self.output_tokens, self.cached_tokens = from_body("chat", decoded)
                 self.final = True
         elif self.fmt == "messages":
             if event.event == "message_start":
                 message = _loads(event.data).get("message") or {}
                 self.input_tokens, self.output_tokens, self.cached_tokens = from_body("messages", message)
             elif event.event == "message_delta":
-                usage = _loads(event.data).get("usage") or {}
+                self.final_event = decoded = _loads(event.data)
+                usage = decoded.get("usage") or {}
                 if usage.get("input_tokens") is not None:
                     self.input_tokens, _, self.cached_tokens = from_body("messages", {"usage": usage})
                 self.output_tokens = int(usage.get("output_tokens") or self.output_tokens)
                 self.final = True
         elif event.event in FINAL_RESPONSE_EVENTS:
+            self.final_event = decoded = _loads(event.data)
             self.input_tokens, self.output_tokens, self.cached_tokens = from_body(
-                "responses", _loads(event.data).get("response") or {})
+                "responses", decoded.get("response") or {})
             self.final = True
         self.complete = self.complete or self.final
 

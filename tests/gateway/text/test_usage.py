@@ -67,6 +67,20 @@ def test_tap_ignores_undecodable_data() -> None:
     assert (tap.input_tokens, tap.output_tokens) == (0, 0)
 
 
+@pytest.mark.parametrize(("fmt", "name", "body"), [
+    ("chat", None, {"choices": [], "usage": {"prompt_tokens": 8, "completion_tokens": 2}}),
+    ("messages", "message_delta", {"type": "message_delta", "usage": {"output_tokens": 42}}),
+    ("responses", "response.completed", {"type": "response.completed", "response": {"usage": {"input_tokens": 1}}}),
+])
+def test_the_tap_keeps_the_final_event_it_decoded(fmt: str, name: str | None, body: dict) -> None:
+    """The relay adds the cost to the event the tap has read, without decoding it a second time."""
+    tap = UsageTap(fmt)
+    tap.observe(event(body, name))
+    assert tap.final and tap.final_event == body
+    tap.observe(event(b'{"usage":{ cut short', name))  # final by its kind, but no JSON object
+    assert tap.final and tap.final_event == {}
+
+
 def test_streamed_text_reads_the_text_each_format_sends():
     chat = StreamedText("chat")
     chat.observe(None, {"choices": [{"delta": {"content": "Hello", "reasoning_content": " because",
