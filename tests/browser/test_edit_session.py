@@ -76,6 +76,40 @@ def test_multi_turn_edit_with_a_branch_and_a_compare(page, live_asgi, alice):
     page.locator("#compare-range").fill("55")
 
 
+# Holds back every answer of the session's tree that still shows a turn running, so that it
+# reaches the page after the one asked for when the turn completed.
+SLOW_RUNNING_TREES = """
+const realFetch = window.fetch;
+window.fetch = async (url, options) => {
+  const response = await realFetch(url, options);
+  if (String(url).includes("/tree")) {
+    const tree = await response.clone().json();
+    if (Object.values(tree.turns || {}).some((t) => t.status === "running")) {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+    }
+  }
+  return response;
+};
+"""
+
+
+def test_a_finished_turn_stays_finished_when_an_older_tree_answers_last(page, live_asgi, alice):
+    """The tree asked for when a turn started may come back after the one asked for when it
+    completed: the page keeps the newer one, not a turn running forever."""
+    from studio.gateway.native import edit_sessions
+
+    session = edit_sessions.create_session(alice.user, source_asset(alice.user), "delta-3.1-flash-image",
+                                           title="Out of order")
+    page.add_init_script(SLOW_RUNNING_TREES)
+    sign_in(page, live_asgi, "alice", "pw-alice-123")
+    page.goto(f"{live_asgi}/edit/{session.id}/")
+    send(page, "make the sky purple")
+    page.locator("#thread .turn.status-succeeded").first.wait_for(timeout=10000)
+    page.wait_for_timeout(2500)  # the held-back tree has come by now
+    assert page.locator("#thread .turn.status-running").count() == 0
+    assert page.locator("#thread .turn.status-succeeded").count() == 1
+
+
 def test_a_blocked_turn_shows_the_reason_and_strangers_get_404(page, live_asgi, alice, make_account):
     from studio.gateway.native import edit_sessions
 

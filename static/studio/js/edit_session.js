@@ -50,27 +50,37 @@ function continueFrom() {
   return null;
 }
 
+// Trees asked of the server, and the newest of them shown: answers may come back in another order
+// than they were asked for (a turn's "started" and "completed" each ask), and an older one must not
+// put back a turn that has finished as still running.
+let treesAsked = 0;
+let treeShown = 0;
+
+async function showTree(response, asked) {
+  if (!response.ok) return;
+  const fresh = await response.json();
+  if (asked <= treeShown) return; // a newer tree is on the page already
+  treeShown = asked;
+  tree = fresh;
+  render();
+}
+
 async function setHead(id) {
   tree.head = id;
   branchFrom = undefined;
   render();
   if (!state.can_edit) return;
+  const asked = ++treesAsked;
   const response = await fetch(state.head_url, {
     method: "POST", headers: { "X-CSRFToken": csrf, "Content-Type": "application/json", Accept: "application/json" },
     body: JSON.stringify({ turn: id }),
   });
-  if (response.ok) {
-    tree = await response.json();
-    render();
-  }
+  await showTree(response, asked);
 }
 
 async function refresh() {
-  const response = await fetch(state.tree_url, { headers: { Accept: "application/json" } });
-  if (response.ok) {
-    tree = await response.json();
-    render();
-  }
+  const asked = ++treesAsked;
+  await showTree(await fetch(state.tree_url, { headers: { Accept: "application/json" } }), asked);
 }
 
 // --- rendering ------------------------------------------------------------------------------
