@@ -287,6 +287,9 @@ def test_a_column_goes_as_it_is_only_when_every_value_is_of_its_plain_type():
     assert not recording._unchanged([Decimal("0.1"), None], Decimal)  # value by value: None is checked alone
     assert not recording._unchanged([Decimal("0.1"), 0.1], Decimal)
     assert not recording._unchanged(["a"], None)
+    for values, plain in ((["a", None], str), ([1, True], int), ([Decimal("0.1"), Decimal("NaN"), None], Decimal),
+                          ([0.1, 2], float)):  # one value at a time, the same rule
+        assert [recording._as_is(v, plain) for v in values] == [recording._unchanged([v], plain) for v in values]
 
 
 async def test_a_written_record_is_not_held_while_the_recorder_waits(stats):
