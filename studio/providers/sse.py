@@ -27,20 +27,33 @@ class Read(list[SSEEvent]):
     lone ``data: …`` line ended by a blank line (LF only): what a relay that changes nothing in
     them sends on as it is, and looks into with a few byte searches instead of visiting each
     event. None for any other read (named events, comments, ids, CRs, a part of an event).
+
+    ``framed``: the same for a read whose events may also be named: each a lone ``data: …``
+    line, or an ``event: …`` line and one ``data: …`` line, ended by a blank line (LF only), as
+    the messages and responses formats write them. Where ``raw`` is set, ``framed`` is the same
+    bytes; either way a blank line in them ends an event, and nothing else does.
     """
 
-    __slots__ = ("raw",)
+    __slots__ = ("framed", "raw")
 
-    def __init__(self, events: list[SSEEvent] | tuple[SSEEvent, ...] = (), raw: bytes | None = None) -> None:
+    def __init__(self, events: list[SSEEvent] | tuple[SSEEvent, ...] = (), raw: bytes | None = None,
+                 framed: bytes | None = None) -> None:
         super().__init__(events)
         self.raw = raw
+        self.framed = raw if framed is None else framed
 
     def head(self, count: int) -> Read:
         """The first ``count`` events, with their bytes when this read has them."""
-        raw = self.raw
-        if raw is not None and count < len(self):
-            raw = raw[:sum(len(event.data) for event in self[:count]) + 8 * count]  # "data: " and "\n\n"
-        return Read(self[:count], raw)
+        raw, framed = self.raw, self.framed
+        if count < len(self):
+            if raw is not None:
+                raw = framed = raw[:sum(len(event.data) for event in self[:count]) + 8 * count]  # "data: " and "\n\n"
+            elif framed is not None:
+                end = 0
+                for _ in range(count):
+                    end = framed.index(b"\n\n", end) + 2
+                framed = framed[:end]
+        return Read(self[:count], raw, framed)
 
 
 class SSEParser:
@@ -68,6 +81,8 @@ class SSEParser:
                                 bytes(chunk) if type(chunk) is not bytes else chunk)
             taken = self._plain_events(chunk, events)  # the common read: whole events, LF line ends
             if taken == len(chunk):
+                if type(chunk) is bytes:
+                    events.framed = chunk
                 return events
             chunk = memoryview(chunk)[taken:]
         self._buf += chunk

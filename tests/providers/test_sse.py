@@ -103,3 +103,29 @@ def test_a_read_of_lone_data_lines_keeps_its_bytes_and_gives_the_events_the_line
     rest = parser.feed(b"\n\ndata: 3\n\n")
     assert [e.data for e in rest] == [b"2", b"3"] and rest.raw is None
     assert parser.feed(b"data: 4\n\n").raw == b"data: 4\n\n"
+
+
+def test_a_read_of_named_events_keeps_its_bytes_for_a_relay_and_cuts_them_at_its_events():
+    named = (b'event: message_start\ndata: {"a":1}\n\nevent: content_block_delta\ndata: {"b":2}\n\n'
+             b'data: {"c":3}\n\nevent: \ndata: 4\n\n')
+    read = SSEParser().feed(named)
+    assert read.framed == named and read.raw is None  # named events: no ``raw``
+    assert [(e.event, e.data) for e in read] == [("message_start", b'{"a":1}'), ("content_block_delta", b'{"b":2}'),
+                                                 (None, b'{"c":3}'), ("", b"4")]
+    assert [(e.event, e.data) for e in read] == [(e.event, e.data) for e in parse_all([named[:7], named[7:]])]
+    # Cut at any event, the bytes are those of the events kept.
+    ends = [i + 2 for i in range(len(named) - 1) if named[i:i + 2] == b"\n\n"]
+    for count in range(5):
+        head = read.head(count)
+        assert head.framed == named[:ends[count - 1] if count else 0] and list(head) == read[:count]
+        assert head.raw is None
+    # Lone data lines: both, the same bytes.
+    plain = SSEParser().feed(b"data: 1\n\ndata: 2\n\n")
+    assert plain.framed is plain.raw == b"data: 1\n\ndata: 2\n\n" and plain.head(1).framed == b"data: 1\n\n"
+    # Anything else (CRs, comments, ids, two data lines, a part of an event, no space): no bytes.
+    for other in (b"event: x\r\ndata: 1\r\n\r\n", b": ping\n\nevent: x\ndata: 1\n\n", b"event: x\ndata: 1\ndata: 2\n\n",
+                  b"id: 4\nevent: x\ndata: 1\n\n", b"event: x\ndata: 1\n\nevent: y\ndata:", b"event:x\ndata: 1\n\n",
+                  b"event: x\nevent: y\ndata: 1\n\n"):
+        found = SSEParser().feed(other)
+        assert found.framed is None and found.head(0).framed is None, other
+        assert [(e.event, e.data) for e in found] == [(e.event, e.data) for e in parse_all([other])][:len(found)]

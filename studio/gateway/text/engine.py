@@ -46,7 +46,7 @@ from studio.gateway.text.usage import (
 from studio.gateway.text_checks import refuse_nul
 from studio.providers.contracts import Capability, TextUpstream
 from studio.providers.registry import capable, supports, text_upstream, token_count_upstream, vendor_for
-from studio.providers.sse import Read
+from studio.providers.sse import Read, SSEEvent
 
 # Each client format: the path it is served on (for messages) and how its stream is framed.
 PATHS = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
@@ -268,36 +268,93 @@ async def _passthrough(call: TextCall, leg: Leg, events: AsyncIterator[Read], ta
     rewritten, the cost added to the final usage). The events that arrived in one read of the
     upstream go out as one piece, as a byte relay would send them: one write to the client, not
     one per event, and no event waits for the next read. A chat read of lone data lines goes out
-    through ``_plain_chat`` up to the event that carries usage."""
-    responses, injected = call.fmt == "responses", leg.usage_injected
+    through ``_plain_chat`` up to the event that carries usage; a read of named events (messages,
+    responses) sends its runs of text deltas as they came (``_named_read``)."""
     chat = call.fmt == "chat"
     async for read in events:
         pending: list[bytes] = []
-        plain = 0
-        if chat and read.raw is not None:
-            plain, piece = _plain_chat(call, read.raw, len(read), injected, sent)
-            if piece:
-                pending.append(piece)
         try:
-            for event in read if plain == 0 else read[plain:]:
-                tap.observe(event)
-                data = event.data
-                sent.observe_raw(event.event, data)
-                if responses and event.event in RESPONSE_OBJECT_EVENTS:
-                    _seen_response(call, leg, event.event, parse_upstream(data).get("response") or {})
-                if injected:
-                    if b'"choices":[]' in data:  # the usage chunk only the gateway asked for
-                        continue
-                    data = _USAGE_NULL.sub(b"", data)
-                elif tap.final:
-                    data = _with_cost(call, tap, event.event, data)
-                pending.append(frame(call.fmt, event.event, _rewrite_model(call, data)))
+            if chat:
+                plain = 0
+                if read.raw is not None:
+                    plain, piece = _plain_chat(call, read.raw, len(read), leg.usage_injected, sent)
+                    if piece:
+                        pending.append(piece)
+                for event in read if plain == 0 else read[plain:]:
+                    _relay_event(call, leg, event, tap, sent, pending)
+            elif read.framed is not None:
+                _named_read(call, leg, read, read.framed, tap, sent, pending)
+            else:
+                for event in read:
+                    _relay_event(call, leg, event, tap, sent, pending)
         except GatewayError:
             if pending:  # what came before the error in the same read is sent first
                 yield b"".join(pending)
             raise
         if pending:
             yield pending[0] if len(pending) == 1 else b"".join(pending)
+
+
+def _relay_event(call: TextCall, leg: Leg, event: SSEEvent, tap: UsageTap, sent: StreamedText,
+                 pending: list[bytes]) -> None:
+    """Add one upstream event to ``pending`` as the client gets it (or nothing, for the usage
+    chunk only the gateway asked for)."""
+    tap.observe(event)
+    data, name = event.data, event.event
+    sent.observe_raw(name, data)
+    if name in RESPONSE_OBJECT_EVENTS and call.fmt == "responses":
+        _seen_response(call, leg, name, parse_upstream(data).get("response") or {})
+    if leg.usage_injected:
+        if b'"choices":[]' in data:  # the usage chunk only the gateway asked for
+            return
+        data = _USAGE_NULL.sub(b"", data)
+    elif tap.final:
+        data = _with_cost(call, tap, name, data)
+    pending.append(frame(call.fmt, name, _rewrite_model(call, data)))
+
+
+def _named_read(call: TextCall, leg: Leg, read: Read, framed: bytes, tap: UsageTap, sent: StreamedText,
+                pending: list[bytes]) -> None:
+    """A read of named events whose bytes are ``framed`` (``Read.framed``) into ``pending``: each
+    run of text deltas (``content_block_delta``, a responses ``….delta``) as the bytes it came
+    in, every other event one by one (``_relay_event``). A text delta carries no usage and no
+    response object, so the relay would send it unchanged, unless it names a model (or, for a
+    call that continued a stored response, a previous response): such a run goes one by one too.
+    An event name that is not ASCII leaves the rest of the read to go one by one (how many bytes
+    it took is not known from the decoded name)."""
+    carries = sent.carries_text
+    count = len(read)
+    i = at = 0  # the event under way, and where it starts in ``framed``
+    while i < count:
+        event = read[i]
+        name = event.event
+        if name is None or not carries(name) or not name.isascii():
+            _relay_event(call, leg, event, tap, sent, pending)
+            i += 1
+            if name is not None and not name.isascii():
+                for event in read[i:]:
+                    _relay_event(call, leg, event, tap, sent, pending)
+                return
+            at += len(event.data) + (8 if name is None else len(name) + 16)  # "event: ", "\ndata: ", "\n\n"
+            continue
+        first, start = i, at
+        while True:
+            at += len(event.data) + len(name) + 16
+            i += 1
+            if i == count:
+                break
+            event = read[i]
+            name = event.event
+            if name is None or not carries(name) or not name.isascii():
+                break
+        run = framed if start == 0 and at == len(framed) else framed[start:at]
+        if b'"model":' in run or (call.previous_field and b'"previous_response_id":' in run):
+            for event in read[first:i]:
+                _relay_event(call, leg, event, tap, sent, pending)
+        else:
+            tap.final = False  # as observing the run's events would have left it
+            sent.observe_read(run)
+            pending.append(run)
 
 
 # A chat event that needs a look of its own: the usage (the cost goes into it), and the usage

@@ -102,12 +102,12 @@ class StreamedText:
 
     def observe_raw(self, name: str | None, data: bytes) -> None:
         """An event as relayed bytes (a pass-through stream)."""
-        if self._carries_text(name):
+        if self.carries_text(name):
             self.relayed.append(data)
 
     def observe_read(self, raw: bytes) -> None:
-        """Several chat events' relayed bytes at once (their ``data: `` framing does not matter:
-        only the text fields' values are cut out of them)."""
+        """Several events' relayed bytes at once, each one that carries text (their ``event:`` and
+        ``data:`` framing does not matter: only the text fields' values are cut out of them)."""
         self.relayed.append(raw)
 
     def _raw_pieces(self) -> list[bytes]:
@@ -130,7 +130,7 @@ class StreamedText:
 
     def observe(self, name: str | None, data: dict[str, Any]) -> None:
         """An event as decoded JSON (a translated stream)."""
-        if not self._carries_text(name):
+        if not self.carries_text(name):
             return
         if self.fmt == "chat":
             for choice in data.get("choices") or ():
@@ -148,7 +148,8 @@ class StreamedText:
         else:
             self._add(data.get("delta"))
 
-    def _carries_text(self, name: str | None) -> bool:
+    def carries_text(self, name: str | None) -> bool:
+        """Whether an event of this name carries text of the answer (every chat event does)."""
         if self.fmt == "chat":
             return True
         if self.fmt == "messages":

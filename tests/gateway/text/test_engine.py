@@ -204,21 +204,29 @@ async def relay(call) -> tuple[list[bytes], str | None]:
     return pieces, failed
 
 
+async def with_and_without(monkeypatch, name: str, reference, account, fmt: str, body: bytes) -> list[tuple]:
+    """What a stream relays (pieces, error, tokens, cost, text counted) with ``engine.<name>`` as it
+    is, then with ``reference`` in its place (the relay that looks at every event one by one)."""
+    outcomes = []
+    for whole in (True, False):
+        if not whole:
+            monkeypatch.setattr(engine, name, reference)
+        call = await engine.prepare(who(account), fmt, body)
+        pieces, failed = await relay(call)
+        record = call.record
+        outcomes.append((pieces, failed, record.input_tokens, record.output_tokens, record.cost_usd,
+                         call.sent_text.text()))
+    return outcomes
+
+
 @pytest.mark.parametrize("include_usage", [True, False], ids=["usage asked", "usage injected"])
 @pytest.mark.parametrize("name", list(PLAIN_READS))
 async def test_reads_of_plain_events_go_out_as_the_event_by_event_relay_sends_them(alice, openai, monkeypatch, name,
                                                                                   include_usage):
     openai.answer = lambda request: sse_answer(PLAIN_READS[name])
     options = {"stream_options": {"include_usage": True}} if include_usage else {}
-    outcomes = []
-    for whole_reads in (True, False):
-        if not whole_reads:  # the reference: every event looked at one by one
-            monkeypatch.setattr(engine, "_plain_chat", lambda *args: (0, b""))
-        call = await engine.prepare(who(alice), "chat", raw(model="omicron-4-mini", stream=True, **options))
-        pieces, failed = await relay(call)
-        record = call.record
-        outcomes.append((pieces, failed, record.input_tokens, record.output_tokens, record.cost_usd,
-                         call.sent_text.text()))
+    outcomes = await with_and_without(monkeypatch, "_plain_chat", lambda *args: (0, b""), alice, "chat",
+                                      raw(model="omicron-4-mini", stream=True, **options))
     assert outcomes[0] == outcomes[1]
     pieces, failed = outcomes[0][:2]
     events = [orjson.loads(line[6:]) for line in b"".join(pieces).split(b"\n\n") if line.startswith(b"data: {")]
@@ -227,6 +235,100 @@ async def test_reads_of_plain_events_go_out_as_the_event_by_event_relay_sends_th
     together = name != "usage first" or include_usage  # else the read's other event is the hidden usage
     assert together == (pieces[0].count(b"data: ") > 1)  # a read's events go out in one piece
     assert (failed is not None) == (name == "error after text")
+
+
+def named(name: str, data: dict) -> bytes:
+    return b"event: " + name.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+
+
+def text_delta(text: str, **extra) -> bytes:
+    return named("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                         "delta": {"type": "text_delta", "text": text}, **extra})
+
+
+MESSAGE_START = named("message_start", {"type": "message_start", "message": {
+    "id": "msg_1", "type": "message", "role": "assistant", "model": "vendor-sonnet", "content": [],
+    "usage": {"input_tokens": 7, "output_tokens": 1}}})
+BLOCK_START = named("content_block_start", {"type": "content_block_start", "index": 0,
+                                            "content_block": {"type": "text", "text": ""}})
+MESSAGE_END = (named("content_block_stop", {"type": "content_block_stop", "index": 0})
+               + named("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                                         "usage": {"output_tokens": 5}})
+               + named("message_stop", {"type": "message_stop"}))
+MESSAGE_STREAM = MESSAGE_START + BLOCK_START + b"".join(text_delta(t) for t in "abc") + MESSAGE_END
+
+
+def responses_event(name: str, number: int, **fields) -> bytes:
+    return named(name, {"type": name, "sequence_number": number, **fields})
+
+
+RESPONSE = {"id": "resp_1", "object": "response", "model": "vendor-mini", "status": "in_progress", "output": []}
+RESPONSES_STREAM = (
+    responses_event("response.created", 0, response=RESPONSE)
+    + responses_event("response.in_progress", 1, response=RESPONSE)
+    + b"".join(responses_event("response.output_text.delta", 2 + i, item_id="msg_1", output_index=0,
+                               content_index=0, delta=t) for i, t in enumerate(["a", "b", "\"model\": x"]))
+    + responses_event("response.output_text.done", 5, item_id="msg_1", text='ab"model": x')
+    + responses_event("response.completed", 6, response={
+        **RESPONSE, "status": "completed", "usage": {"input_tokens": 7, "output_tokens": 5, "total_tokens": 12}}))
+
+
+def events_of(stream: bytes) -> list[bytes]:
+    return [event + b"\n\n" for event in stream.split(b"\n\n")[:-1]]
+
+
+# Reads of named events, as an upstream that writes quickly (or one event at a time) is read.
+NAMED_READS = {
+    "messages": {
+        "one read": [MESSAGE_STREAM],
+        "one event a read": events_of(MESSAGE_STREAM),
+        "deltas across reads": [MESSAGE_START + BLOCK_START + text_delta("a"), text_delta("b") + text_delta("c"),
+                                MESSAGE_END],
+        "a delta naming a model": [MESSAGE_START + BLOCK_START + text_delta("a") + text_delta("b", model="vendor-sonnet")
+                                   + text_delta("c") + MESSAGE_END],
+        "tool input": [MESSAGE_START + named("content_block_start", {
+            "type": "content_block_start", "index": 0,
+            "content_block": {"type": "tool_use", "id": "t", "name": "f", "input": {}}})
+            + named("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                "type": "input_json_delta", "partial_json": '{"model": "x", '}})
+            + named("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                "type": "input_json_delta", "partial_json": '"y": 1}'}}) + MESSAGE_END],
+        "a name not in ASCII": [MESSAGE_START + text_delta("a") + named("pïng", {"type": "ping"}) + text_delta("b")
+                                + text_delta("c") + MESSAGE_END],
+        "an error after text": [MESSAGE_START + BLOCK_START + text_delta("a") + text_delta("b") + named(
+            "error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})],
+        "lone data lines among them": [MESSAGE_START + b'data: {"type":"ping"}\n\n' + text_delta("a") + MESSAGE_END],
+    },
+    "responses": {
+        "one read": [RESPONSES_STREAM],
+        "one event a read": events_of(RESPONSES_STREAM),
+        "two reads": [b"".join(events_of(RESPONSES_STREAM)[:3]), b"".join(events_of(RESPONSES_STREAM)[3:])],
+    },
+}
+
+
+def _one_by_one(call, leg, read, framed, tap, sent, pending):
+    for event in read:
+        engine._relay_event(call, leg, event, tap, sent, pending)
+
+
+@pytest.mark.parametrize(("fmt", "name"), [(fmt, name) for fmt, reads in NAMED_READS.items() for name in reads])
+async def test_reads_of_named_events_go_out_as_the_event_by_event_relay_sends_them(alice, anthropic, openai,
+                                                                                  monkeypatch, fmt, name):
+    vendor, model = (anthropic, "epsilon-4.5") if fmt == "messages" else (openai, "omicron-4-mini")
+    vendor.answer = lambda request: sse_answer(NAMED_READS[fmt][name])
+    body = (raw(model=model, max_tokens=20, stream=True) if fmt == "messages"
+            else orjson.dumps({"model": model, "input": "hi", "stream": True}))
+    outcomes = await with_and_without(monkeypatch, "_named_read", _one_by_one, alice, fmt, body)
+    assert outcomes[0] == outcomes[1]
+    pieces, failed = outcomes[0][:2]
+    sent = b"".join(pieces)
+    named_models = b"".join(NAMED_READS[fmt][name]).count(b'"model":"vendor-')  # each one renamed
+    assert b"vendor-" not in sent and sent.count(b'"model":"' + model.encode()) == named_models
+    assert (failed is not None) == (name == "an error after text")
+    if failed is None:
+        assert outcomes[0][2:4] == (7, 5) and b'"cost_usd"' in sent
+    assert len(pieces) == len(NAMED_READS[fmt][name])  # a read's events go out in one piece
 
 
 async def test_stream_in_the_clients_format_names_its_events(alice, anthropic):
