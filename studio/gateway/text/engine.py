@@ -238,8 +238,18 @@ async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
     events = leg.provider.text_stream(leg.target, leg.body, leg.headers)
     try:
         if leg.translator is None:
-            async for piece in _passthrough(call, leg, events, tap, sent):
-                yield piece
+            # The upstream speaks the client's format: each read goes out as one piece
+            # (``_passthrough``), what came before an error in it first.
+            async for read in events:
+                pending: list[bytes] = []
+                try:
+                    _passthrough(call, leg, read, tap, sent, pending)
+                except GatewayError:
+                    if pending:
+                        yield b"".join(pending)
+                    raise
+                if pending:
+                    yield pending[0] if len(pending) == 1 else b"".join(pending)
         else:
             async def decoded() -> AsyncIterator[tuple[str | None, dict[str, Any]]]:
                 async for read in events:
@@ -262,37 +272,27 @@ async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
             call.record.usage(tap.input_tokens, tap.output_tokens, tap.cached_tokens)
 
 
-async def _passthrough(call: TextCall, leg: Leg, events: AsyncIterator[Read], tap: UsageTap,
-                       sent: StreamedText) -> AsyncIterator[bytes]:
-    """An upstream stream in the client's own format, relayed event by event (the model name
-    rewritten, the cost added to the final usage). The events that arrived in one read of the
-    upstream go out as one piece, as a byte relay would send them: one write to the client, not
-    one per event, and no event waits for the next read. A chat read of lone data lines goes out
-    through ``_plain_chat`` up to the event that carries usage; a read of named events (messages,
+def _passthrough(call: TextCall, leg: Leg, read: Read, tap: UsageTap, sent: StreamedText,
+                 pending: list[bytes]) -> None:
+    """One read of an upstream stream in the client's own format into ``pending``, event by event
+    (the model name rewritten, the cost added to the final usage). The read's events go out as
+    one piece, as a byte relay would send them: one write to the client, not one per event, and
+    no event waits for the next read. A chat read of lone data lines goes out through
+    ``_plain_chat`` up to the event that carries usage; a read of named events (messages,
     responses) sends its runs of text deltas as they came (``_named_read``)."""
-    chat = call.fmt == "chat"
-    async for read in events:
-        pending: list[bytes] = []
-        try:
-            if chat:
-                plain = 0
-                if read.raw is not None:
-                    plain, piece = _plain_chat(call, read.raw, len(read), leg.usage_injected, sent)
-                    if piece:
-                        pending.append(piece)
-                for event in read if plain == 0 else read[plain:]:
-                    _relay_event(call, leg, event, tap, sent, pending)
-            elif read.framed is not None:
-                _named_read(call, leg, read, read.framed, tap, sent, pending)
-            else:
-                for event in read:
-                    _relay_event(call, leg, event, tap, sent, pending)
-        except GatewayError:
-            if pending:  # what came before the error in the same read is sent first
-                yield b"".join(pending)
-            raise
-        if pending:
-            yield pending[0] if len(pending) == 1 else b"".join(pending)
+    if call.fmt == "chat":
+        plain = 0
+        if read.raw is not None:
+            plain, piece = _plain_chat(call, read.raw, len(read), leg.usage_injected, sent)
+            if piece:
+                pending.append(piece)
+        for event in read if plain == 0 else read[plain:]:
+            _relay_event(call, leg, event, tap, sent, pending)
+    elif read.framed is not None:
+        _named_read(call, leg, read, read.framed, tap, sent, pending)
+    else:
+        for event in read:
+            _relay_event(call, leg, event, tap, sent, pending)
 
 
 def _relay_event(call: TextCall, leg: Leg, event: SSEEvent, tap: UsageTap, sent: StreamedText,
