@@ -38,6 +38,26 @@ def _quick_password_hashing():
         yield
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test databases, and at the end of the run, before they are dropped, the
+    connections that other threads left open to them closed: the recorder's database thread,
+    the sandbox's video threads and the worker keep theirs for the life of the process, and
+    PostgreSQL refuses to drop a database anyone is connected to ("is being accessed by other
+    users"). Only the run's own test databases are touched."""
+    yield
+    from django.db import connections
+
+    with django_db_blocker.unblock():
+        for alias in connections:
+            connection = connections[alias]
+            if connection.vendor != "postgresql":
+                continue
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                               "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _run_redis_prefix():
     """What a run keeps in Redis (spend counters, breaker counts, the worker's heartbeat) lives
