@@ -14,6 +14,7 @@ from api.errors import MESSAGES, new_request_id
 from api.sse import named_error_frame, ready_frame, start_stream
 from studio.core.errors import BadRequest
 from studio.gateway.text import engine as text_engine
+from studio.gateway.text import token_count
 
 VERSION_HEADERS = ("epsilon-version", "anthropic-version")
 FORWARDED_HEADERS = ("anthropic-beta",)
@@ -49,4 +50,4 @@ async def messages(request: HttpRequest) -> HttpResponse:
 async def count_tokens(request: HttpRequest) -> HttpResponse:
     principal = await principal_for(messages_key(request))
     require_version(request)
-    return named(json_response(await text_engine.count_tokens(principal, request.body, forwarded(request))))
+    return named(json_response(await token_count.count_tokens(principal, request.body, forwarded(request))))

@@ -33,7 +33,7 @@ from studio.gateway.text import stored, translators
 from studio.gateway.text import validation as text_validation
 from studio.gateway.text.record import TextRecord
 from studio.gateway.text.responses_to_chat import response_object
-from studio.gateway.text.tokens import estimate_input_tokens, estimate_request_tokens
+from studio.gateway.text.tokens import estimate_request_tokens
 from studio.gateway.text.translation import Context, Translator
 from studio.gateway.text.usage import (
     CHAT_USAGE_MARKS,
@@ -45,7 +45,7 @@ from studio.gateway.text.usage import (
 )
 from studio.gateway.text_checks import refuse_nul
 from studio.providers.contracts import Capability, TextUpstream
-from studio.providers.registry import capable, supports, text_upstream, token_count_upstream, vendor_for
+from studio.providers.registry import capable, text_upstream, vendor_for
 from studio.providers.sse import Read, SSEEvent
 
 # Each client format: the path it is served on (for messages) and how its stream is framed.
@@ -479,23 +479,3 @@ def cut_usage(call: TextCall) -> tuple[int, int, int]:
         return tap.input_tokens, tap.output_tokens, tap.cached_tokens
     input_tokens = tap.input_tokens or estimate_request_tokens(call.fmt, call.upstream_body)
     return input_tokens, max(tap.output_tokens, sent.tokens()), tap.cached_tokens
-
-
-async def count_tokens(principal: Principal, raw: bytes, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """``{"input_tokens": N}`` for a messages body: the upstream's own count when its protocol
-    counts tokens and it speaks messages, else the gateway's estimate; failover as for any call."""
-    body = text_validation.validate("count_tokens", parse(raw), raw)
-    refuse_nul(body, raw)
-    snap = await snapshot.get()
-    model = resolve_model(snap, principal, body["model"], "messages", use="/v1/messages/count_tokens")
-    upstreams = capable(routing.candidates(snap, model.model_id), model, Capability.TEXT)
-
-    async def attempt(upstream: UpstreamEntry) -> dict[str, Any]:
-        if not supports(upstream, model, Capability.TOKEN_COUNT) or "messages" not in upstream_formats(model, upstream):
-            return {"input_tokens": estimate_input_tokens(body)}
-        sent = orjson.dumps({**body, "model": upstream.upstream_model(model.model_id)})
-        answer = parse_upstream(await token_count_upstream(upstream, model).count_tokens(sent, headers))
-        return {"input_tokens": int(answer.get("input_tokens") or 0)}
-
-    _, counted = await routing.with_failover(upstreams, attempt)
-    return counted
