@@ -1,4 +1,5 @@
-"""A fake vendor fast enough not to be the bottleneck: OpenAI chat and Gemini image generation.
+"""A fake vendor fast enough not to be the bottleneck: OpenAI chat and responses, Anthropic
+messages and Gemini image generation.
 
 A bare asyncio protocol with httptools' parser on uvloop: no framework, responses prepared at
 start-up, so one core serves far more requests per second than any relay in front of it.
@@ -7,6 +8,11 @@ Routes (matched on the path's tail, so a base URL with or without ``/v1`` works)
 
 - ``POST .../chat/completions``: OpenAI chat, buffered or ``stream: true`` (SSE ``data:`` chunks,
   a usage chunk with ``stream_options.include_usage``, ``data: [DONE]``); needs ``Authorization: Bearer``.
+- ``POST .../responses``: OpenAI responses, buffered or ``stream: true`` (named events, each with
+  its ``sequence_number``, ending with ``response.completed``); needs ``Authorization: Bearer``.
+- ``POST .../messages``: Anthropic messages, buffered or ``stream: true`` (``message_start`` …
+  ``message_stop``); needs ``x-api-key`` (or ``Authorization: Bearer``, as newer SDKs send the
+  key) and ``anthropic-version``.
 - ``POST .../models/{model}:generateContent`` and ``:streamGenerateContent?alt=sse``: Gemini, a
   ~1.5 MB image, or the ~15 MB 4K frame when ``generationConfig.imageConfig.imageSize`` is "4K";
   needs ``x-goog-api-key`` (or ``?key=``).
@@ -27,7 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 import httptools
 import orjson
 
-from bench.payloads import Payloads
+from bench.payloads import RESPONSE_ID, Payloads
 
 GEMINI_PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
 REASONS = {200: b"OK", 400: b"Bad Request", 401: b"Unauthorized", 403: b"Forbidden", 404: b"Not Found",
@@ -55,6 +61,10 @@ def openai_error(status: int, message: str, code: str, param: str | None = None)
     return json_reply(status, {"error": {"message": message, "type": kind, "param": param, "code": code}})
 
 
+def anthropic_error(status: int, message: str, kind: str) -> Reply:
+    return json_reply(status, {"type": "error", "error": {"type": kind, "message": message}})
+
+
 def gemini_error(status: int, message: str, vendor_status: str) -> Reply:
     return json_reply(status, {"error": {"code": status, "message": message, "status": vendor_status}})
 
@@ -66,6 +76,7 @@ class FakeVendor:
         self.payloads = payloads
         self.stream_chunks = stream_chunks
         self.requests = 0
+        self.responses_made = 0
 
     def handle(self, method: bytes, target: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
         self.requests += 1
@@ -77,6 +88,14 @@ class FakeVendor:
             if method != b"POST":
                 return openai_error(405, "use POST", "method_not_allowed")
             return self.chat(headers, body)
+        if path.endswith("/responses"):
+            if method != b"POST":
+                return openai_error(405, "use POST", "method_not_allowed")
+            return self.responses(headers, body)
+        if path.endswith("/messages"):
+            if method != b"POST":
+                return anthropic_error(405, "use POST", "invalid_request_error")
+            return self.messages(headers, body)
         match = GEMINI_PATH.search(path)
         if match:
             if method != b"POST":
@@ -100,6 +119,39 @@ class FakeVendor:
             return Reply(200, b"text/event-stream",
                          chunks=self.payloads.chat_chunks(model, include_usage, self.stream_chunks))
         return Reply(200, b"application/json", self.payloads.chat_completion(model))
+
+    def responses(self, headers: dict[bytes, bytes], body: bytes) -> Reply:
+        if not headers.get(b"authorization", b"").lower().startswith(b"bearer "):
+            return openai_error(401, "You didn't provide an API key.", "invalid_api_key")
+        request = parse_object(body)
+        if request is None or "input" not in request:
+            return openai_error(400, "Missing required parameter: 'input'.", "missing_required_parameter", "input")
+        model = str(request.get("model") or "")
+        if not model:
+            return openai_error(400, "Missing required parameter: 'model'.", "missing_required_parameter", "model")
+        # Each response has an id of its own, as the vendor's: a relay that keeps responses by id
+        # writes a new one each time.
+        self.responses_made += 1
+        rid = b"resp_%09d" % self.responses_made
+        if request.get("stream"):
+            events = self.payloads.response_events(model, self.stream_chunks)
+            return Reply(200, b"text/event-stream", chunks=[e.replace(RESPONSE_ID, rid) for e in events])
+        return Reply(200, b"application/json", self.payloads.response(model).replace(RESPONSE_ID, rid))
+
+    def messages(self, headers: dict[bytes, bytes], body: bytes) -> Reply:
+        if not headers.get(b"x-api-key") and not headers.get(b"authorization", b"").lower().startswith(b"bearer "):
+            return anthropic_error(401, "x-api-key header is required", "authentication_error")
+        if not headers.get(b"anthropic-version"):
+            return anthropic_error(400, "anthropic-version: header is required", "invalid_request_error")
+        request = parse_object(body)
+        if request is None or not isinstance(request.get("messages"), list) or not request.get("model"):
+            return anthropic_error(400, "model: Field required; messages: Field required", "invalid_request_error")
+        if not isinstance(request.get("max_tokens"), int):
+            return anthropic_error(400, "max_tokens: Field required", "invalid_request_error")
+        model = str(request["model"])
+        if request.get("stream"):
+            return Reply(200, b"text/event-stream", chunks=self.payloads.message_events(model, self.stream_chunks))
+        return Reply(200, b"application/json", self.payloads.message(model))
 
     def gemini(self, model: str, stream: bool, query: dict, headers: dict[bytes, bytes], body: bytes) -> Reply:
         if not headers.get(b"x-goog-api-key") and not query.get("key"):
@@ -196,10 +248,10 @@ async def serve(host: str, port: int, vendor: FakeVendor) -> asyncio.base_events
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Fake OpenAI-chat and Gemini-image upstream for benchmarks.")
+    parser = argparse.ArgumentParser(description="Fake OpenAI, Anthropic and Gemini-image upstream for benchmarks.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9100)
-    parser.add_argument("--stream-chunks", type=int, default=20, help="content chunks per streamed chat answer")
+    parser.add_argument("--stream-chunks", type=int, default=20, help="text deltas per streamed answer")
     parser.add_argument("--small", action="store_true", help="tiny images (for tests of the harness itself)")
     args = parser.parse_args(argv)
     if not args.host.startswith("127.") and args.host not in ("localhost", "::1"):

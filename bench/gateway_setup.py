@@ -1,8 +1,9 @@
 """Prepare the gateway's own database for a run: migrate, catalog, a user with a key, upstreams.
 
 Run by the benchmark in a subprocess with the gateway's environment (``DATABASE_URL`` of a temp
-dir), through the Django ORM like any admin change: the chat model goes to an "openai" upstream and
-the native image models to a "gemini" upstream, both at the fake vendor. Prints the key as JSON.
+dir), through the Django ORM like any admin change: the chat model (chat and responses) goes to an
+"openai" upstream, the messages model to an "anthropic" one and the native image models to a
+"gemini" one, all at the fake vendor. Prints the key as JSON.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import orjson
 
 CHAT_MODEL = "omicron-4-mini"
 CHAT_UPSTREAM_MODEL = "gpt-4o-mini"
+MESSAGES_MODEL = "epsilon-4.5"
+MESSAGES_UPSTREAM_MODEL = "claude-sonnet-4-5"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -42,6 +45,7 @@ def main(argv: list[str] | None = None) -> None:
 
     upstreams = [
         ("bench-openai", "openai", {CHAT_MODEL: CHAT_UPSTREAM_MODEL}),
+        ("bench-anthropic", "anthropic", {MESSAGES_MODEL: MESSAGES_UPSTREAM_MODEL}),
         ("bench-gemini", "gemini", image_models),
     ]
     for name, protocol, model_map in upstreams:
@@ -66,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
         from studio.models import Budget, RateLimit
 
         RateLimit.objects.create(api_key=key, rpm=10**8, tpm=10**9)
-        RateLimit.objects.create(api_key=key, model_id=CHAT_MODEL, rpm=10**8, tpm=10**9)
+        for model_id in (CHAT_MODEL, MESSAGES_MODEL):
+            RateLimit.objects.create(api_key=key, model_id=model_id, rpm=10**8, tpm=10**9)
         Budget.objects.create(api_key=key, limit_usd=Decimal(10**6), period="day")
         Budget.objects.create(user=user, limit_usd=Decimal(10**6), period="month")
     sys.stdout.write(orjson.dumps({"key": secret}).decode() + "\n")

@@ -20,6 +20,7 @@ IMAGE_4K_FRAME_BYTES = 15_000_000
 SIZE_1K = (1024, 1024)
 SIZE_4K = (5504, 3072)  # the 16:9 4K size of the Gemini 3.1 image table
 
+RESPONSE_ID = b"resp_bench0001"  # the fake gives each response its own in its place
 CHAT_TEXT = "Hello! This is a short answer from the benchmark upstream, one token at a time."
 
 
@@ -104,6 +105,65 @@ class Payloads:
             self._cache[key] = frames
         return self._cache[key]  # type: ignore[return-value]
 
+    # -- Anthropic messages (reference §7.2, §7.3) -----------------------------------------------
+    def message(self, model: str) -> bytes:
+        key = ("message", model)
+        if key not in self._cache:
+            self._cache[key] = orjson.dumps({
+                "id": "msg_bench0001", "type": "message", "role": "assistant", "model": model,
+                "content": [{"type": "text", "text": CHAT_TEXT}], "stop_reason": "end_turn", "stop_sequence": None,
+                "usage": {**MESSAGES_USAGE, "output_tokens": 18},
+            })
+        return self._cache[key]  # type: ignore[return-value]
+
+    def message_events(self, model: str, chunks: int) -> list[bytes]:
+        """``message_start``, a text block (start, ``ping``, deltas, stop), ``message_delta``, ``message_stop``."""
+        key = (f"message-stream-{chunks}", model)
+        if key not in self._cache:
+            start = {"id": "msg_bench0001", "type": "message", "role": "assistant", "content": [], "model": model,
+                     "stop_reason": None, "stop_sequence": None, "usage": {**MESSAGES_USAGE, "output_tokens": 1}}
+            events = [("message_start", {"message": start}),
+                      ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+                      ("ping", {})]
+            events += [("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": w}})
+                       for w in split_tokens(CHAT_TEXT, chunks)]
+            events += [("content_block_stop", {"index": 0}),
+                       ("message_delta", {"delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                          "usage": {"output_tokens": 18}}),
+                       ("message_stop", {})]
+            self._cache[key] = [named_event(name, {"type": name, **data}) for name, data in events]
+        return self._cache[key]  # type: ignore[return-value]
+
+    # -- OpenAI responses (reference §8.1, §8.2) ---------------------------------------------------
+    def response(self, model: str) -> bytes:
+        key = ("response", model)
+        if key not in self._cache:
+            self._cache[key] = orjson.dumps(response_object(model, "completed", [output_message("completed")],
+                                                            RESPONSES_USAGE))
+        return self._cache[key]  # type: ignore[return-value]
+
+    def response_events(self, model: str, chunks: int) -> list[bytes]:
+        """The typical text order: created, in_progress, the message item and its part, the text
+        deltas, then each ``done`` and ``response.completed``; every event numbered."""
+        key = (f"response-stream-{chunks}", model)
+        if key not in self._cache:
+            item = {"item_id": "msg_bench0001", "output_index": 0, "content_index": 0}
+            part = {"type": "output_text", "text": "", "annotations": []}
+            events = [("response.created", {"response": response_object(model, "in_progress", [], None)}),
+                      ("response.in_progress", {"response": response_object(model, "in_progress", [], None)}),
+                      ("response.output_item.added", {"output_index": 0, "item": output_message("in_progress", "")}),
+                      ("response.content_part.added", {**item, "part": part})]
+            events += [("response.output_text.delta", {**item, "delta": w, "logprobs": []})
+                       for w in split_tokens(CHAT_TEXT, chunks)]
+            events += [("response.output_text.done", {**item, "text": CHAT_TEXT, "logprobs": []}),
+                       ("response.content_part.done", {**item, "part": {**part, "text": CHAT_TEXT}}),
+                       ("response.output_item.done", {"output_index": 0, "item": output_message("completed")}),
+                       ("response.completed", {"response": response_object(
+                           model, "completed", [output_message("completed")], RESPONSES_USAGE)})]
+            self._cache[key] = [named_event(name, {"type": name, "sequence_number": n, **data})
+                                for n, (name, data) in enumerate(events)]
+        return self._cache[key]  # type: ignore[return-value]
+
     # -- Gemini generateContent (reference §1.4, §1.6) ------------------------------------------
     def gemini_response(self, model: str, four_k: bool) -> bytes:
         key = (f"gemini-{four_k}", model)
@@ -128,6 +188,30 @@ def chat_usage() -> dict:
             "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
             "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
                                           "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
+
+
+MESSAGES_USAGE = {"input_tokens": 14, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+                  "service_tier": "standard"}
+RESPONSES_USAGE = {"input_tokens": 14, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 18,
+                   "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 32}
+
+
+def named_event(name: str, data: dict) -> bytes:
+    """One SSE event as the messages and responses formats write it: its name, then its JSON."""
+    return b"event: " + name.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+
+
+def output_message(status: str, text: str = CHAT_TEXT) -> dict:
+    content = [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}] if text else []
+    return {"type": "message", "id": "msg_bench0001", "role": "assistant", "status": status, "content": content}
+
+
+def response_object(model: str, status: str, output: list, usage: dict | None) -> dict:
+    return {"id": RESPONSE_ID.decode(), "object": "response", "created_at": 1757000000, "status": status,
+            "model": model, "output": output, "error": None, "incomplete_details": None, "instructions": None,
+            "metadata": {}, "parallel_tool_calls": True, "temperature": 1.0, "top_p": 1.0, "tool_choice": "auto",
+            "tools": [], "previous_response_id": None, "text": {"format": {"type": "text"}},
+            "truncation": "disabled", "usage": usage}
 
 
 def split_tokens(text: str, count: int) -> list[str]:

@@ -15,7 +15,8 @@ from typing import Any
 
 import aiohttp
 
-FORWARDED_HEADERS = (b"content-type", b"authorization", b"x-goog-api-key", b"accept")
+FORWARDED_HEADERS = (b"content-type", b"authorization", b"x-goog-api-key", b"x-api-key", b"anthropic-version",
+                     b"accept")
 _session: aiohttp.ClientSession | None = None
 
 

@@ -212,10 +212,17 @@ def warm_up(running: dict[str, Running], scenarios: list[Scenario],
     return available
 
 
+# What a whole answer of each text format carries: its stream's last event (as the JSON's type:
+# LiteLLM leaves out the events' names), its buffered body's type.
+ENDS = {"chat": (b"[DONE]", b'"chat.completion"'), "messages": (b'"message_stop"', b'"type":"message"'),
+        "responses": (b'"response.completed"', b'"object":"response"')}
+
+
 def looks_right(scenario: Scenario, body: bytes) -> bool:
     """A 200 that does not carry what was asked for would make every number meaningless."""
-    if scenario.family == "chat":
-        return (b"[DONE]" in body) if scenario.stream else (b'"chat.completion"' in body)
+    if scenario.family in ENDS:
+        streamed, buffered = ENDS[scenario.family]
+        return (streamed in body) if scenario.stream else (buffered in body)
     minimum = 10_000_000 if scenario.large else 1_000_000
     return b'"inlineData"' in body and len(body) >= minimum
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 
 from bench import processes
-from bench.gateway_setup import CHAT_MODEL, CHAT_UPSTREAM_MODEL
+from bench.gateway_setup import CHAT_MODEL, CHAT_UPSTREAM_MODEL, MESSAGES_MODEL, MESSAGES_UPSTREAM_MODEL
 from bench.processes import Server
 from bench.scenarios import Dialect
 
@@ -79,7 +79,7 @@ class Target:
 
 def vendor_dialect(key: str) -> Dialect:
     return Dialect(chat_model=CHAT_UPSTREAM_MODEL, image_model=IMAGE_UPSTREAM_MODEL, image_prefix="/v1beta",
-                   image_key_header="x-goog-api-key", key=key)
+                   image_key_header="x-goog-api-key", key=key, messages_model=MESSAGES_UPSTREAM_MODEL)
 
 
 def start_direct(ctx: Context, upstream: Server) -> Running:
@@ -94,7 +94,8 @@ def start_raw(ctx: Context, upstream: Server) -> Running:
         workdir=ctx.workdir, cwd=REPO, env={"BENCH_UPSTREAM": ctx.upstream_url},
     )
     dialect = vendor_dialect(VENDOR_KEY)
-    return Running(server, Dialect(dialect.chat_model, dialect.image_model, "/v1", "x-goog-api-key", VENDOR_KEY))
+    return Running(server, Dialect(dialect.chat_model, dialect.image_model, "/v1", "x-goog-api-key", VENDOR_KEY,
+                                   messages_model=dialect.messages_model))
 
 
 def gateway_environment(ctx: Context, preset: str | None = None, name: str = "gateway") -> dict[str, str]:
@@ -132,7 +133,7 @@ def start_gateway(ctx: Context, upstream: Server, preset: str | None = None, nam
         core=ctx.server_cpus if ctx.server_cpus is not None else processes.SERVER_CORE,
     )
     return Running(server, Dialect(chat_model=CHAT_MODEL, image_model=IMAGE_MODEL, image_prefix="/v1",
-                                   image_key_header="x-delta-api-key", key=key))
+                                   image_key_header="x-delta-api-key", key=key, messages_model=MESSAGES_MODEL))
 
 
 def start_gateway_production(ctx: Context, upstream: Server) -> Running:
@@ -162,11 +163,15 @@ def start_litellm(ctx: Context, upstream: Server) -> Running:
     config = ctx.workdir / "litellm.yaml"
     # It authenticates clients with a master key, as the gateway does with its keys.
     master_key = "sk-bench-" + secrets.token_hex(16)
-    # JSON is YAML: one model, an OpenAI-compatible upstream at the fake vendor.
+    # JSON is YAML: two models at the fake vendor, as the gateway has them: an OpenAI one (chat
+    # and responses) and an Anthropic one (messages).
     config.write_bytes(orjson.dumps({
-        "model_list": [{"model_name": CHAT_MODEL, "litellm_params": {
-            "model": f"openai/{CHAT_UPSTREAM_MODEL}", "api_base": f"{ctx.upstream_url}/v1", "api_key": VENDOR_KEY,
-        }}],
+        "model_list": [
+            {"model_name": CHAT_MODEL, "litellm_params": {
+                "model": f"openai/{CHAT_UPSTREAM_MODEL}", "api_base": f"{ctx.upstream_url}/v1", "api_key": VENDOR_KEY}},
+            {"model_name": MESSAGES_MODEL, "litellm_params": {
+                "model": f"anthropic/{MESSAGES_UPSTREAM_MODEL}", "api_base": ctx.upstream_url, "api_key": VENDOR_KEY}},
+        ],
         "litellm_settings": {"telemetry": False, "drop_params": True},
         "general_settings": {"master_key": master_key},
     }))
@@ -179,7 +184,7 @@ def start_litellm(ctx: Context, upstream: Server) -> Running:
              "DISABLE_SCHEMA_UPDATE": "True"},
     )
     return Running(server, Dialect(chat_model=CHAT_MODEL, image_model=None, image_prefix="/v1",
-                                   image_key_header="authorization", key=master_key))
+                                   image_key_header="authorization", key=master_key, messages_model=MESSAGES_MODEL))
 
 
 TARGETS: dict[str, Target] = {t.name: t for t in (

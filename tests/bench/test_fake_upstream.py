@@ -89,6 +89,72 @@ async def test_gemini_returns_a_real_png_and_streams_the_4k_frame_whole(
     assert missing.status_code == 400 and missing.json()["error"]["status"] == "INVALID_ARGUMENT"
 
 
+def named_events(text: str) -> list[tuple[str, dict]]:
+    events = []
+    for block in text.split("\n\n"):
+        if block:
+            name, data = block.split("\n")
+            assert name.startswith("event: ") and data.startswith("data: ")
+            events.append((name[len("event: "):], orjson.loads(data[len("data: "):])))
+    return events
+
+
+async def test_messages_stream_and_body_are_what_the_anthropic_sdk_reads(upstream: httpx.AsyncClient) -> None:
+    from anthropic import AsyncAnthropic
+
+    ask = {"model": "claude-x", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
+    async with AsyncAnthropic(api_key="k", base_url=str(upstream.base_url), max_retries=0) as client:
+        message = await client.messages.create(**ask)
+        async with client.messages.stream(**ask) as stream:
+            streamed = await stream.get_final_message()
+    assert message.model == "claude-x" and message.stop_reason == "end_turn"
+    assert message.content[0].text.startswith("Hello!") and message.usage.output_tokens == 18
+    assert streamed.content[0].text == message.content[0].text and streamed.usage.output_tokens == 18
+
+    raw = await upstream.post("/v1/messages", json={**ask, "stream": True},
+                              headers={"x-api-key": "k", "anthropic-version": "2023-06-01"})
+    events = named_events(raw.text)
+    assert all(name == data["type"] for name, data in events)
+    assert [name for name, _ in events].count("content_block_delta") == 5
+    assert events[0][0] == "message_start" and events[-1][0] == "message_stop"
+
+    denied = await upstream.post("/v1/messages", json=ask, headers={"anthropic-version": "2023-06-01"})
+    assert denied.status_code == 401 and denied.json()["error"]["type"] == "authentication_error"
+    unversioned = await upstream.post("/v1/messages", json=ask, headers={"x-api-key": "k"})
+    assert unversioned.status_code == 400 and "anthropic-version" in unversioned.json()["error"]["message"]
+    no_max = await upstream.post("/v1/messages", json={**ask, "max_tokens": None},
+                                 headers={"x-api-key": "k", "anthropic-version": "2023-06-01"})
+    assert no_max.status_code == 400 and "max_tokens" in no_max.json()["error"]["message"]
+
+
+async def test_responses_stream_and_body_are_what_the_openai_sdk_reads(upstream: httpx.AsyncClient) -> None:
+    from openai import AsyncOpenAI
+
+    deltas = []
+    async with AsyncOpenAI(api_key="k", base_url=str(upstream.base_url).rstrip("/") + "/v1", max_retries=0) as client:
+        response = await client.responses.create(model="gpt-x", input="hi")
+        async with client.responses.stream(model="gpt-x", input="hi") as stream:
+            async for event in stream:
+                if event.type == "response.output_text.delta":
+                    deltas.append(event.delta)
+            final = await stream.get_final_response()
+    assert response.model == "gpt-x" and response.status == "completed"
+    assert response.output_text.startswith("Hello!") and response.usage.total_tokens == 32
+    assert len(deltas) == 5 and "".join(deltas) == response.output_text == final.output_text
+    assert response.id.startswith("resp_") and len({response.id, final.id}) == 2  # an id of its own each
+
+    raw = await upstream.post("/v1/responses", json={"model": "gpt-x", "input": "hi", "stream": True},
+                              headers={"Authorization": "Bearer k"})
+    events = named_events(raw.text)
+    assert [data["sequence_number"] for _, data in events] == list(range(len(events)))
+    assert events[0][0] == "response.created" and events[-1][0] == "response.completed"
+
+    denied = await upstream.post("/v1/responses", json={"model": "gpt-x", "input": "hi"})
+    assert denied.status_code == 401 and denied.json()["error"]["code"] == "invalid_api_key"
+    missing = await upstream.post("/v1/responses", json={"model": "gpt-x"}, headers={"Authorization": "Bearer k"})
+    assert missing.status_code == 400 and missing.json()["error"]["param"] == "input"
+
+
 async def test_keep_alive_serves_many_requests_on_few_connections(upstream: httpx.AsyncClient) -> None:
     body = {"model": "m", "messages": []}
     results = await asyncio.gather(*(
