@@ -27,6 +27,7 @@ from studio.gateway import recording
 from studio.gateway.text.translation import Context
 
 ITEM_ORDERS = ("asc", "desc")
+UPSERTED = ("user", "api_key", "model_id", "response", "input_items", "context")  # not ``created``
 MAX_ITEMS_PAGE = 100
 
 
@@ -75,13 +76,21 @@ class ResponseRecord:
     context: list[dict[str, Any]] = field(default_factory=list)
 
     def persist(self) -> None:
+        self.persist_batch([self])
+
+    @classmethod
+    def persist_batch(cls, records: list[ResponseRecord]) -> None:
+        """One ``INSERT … ON CONFLICT (id) DO UPDATE`` for the batch: a response stored again
+        under the same id (an upstream that repeats ids) replaces the row but keeps its
+        ``created``. Of two records of one id in a batch the later one is written, as one by one."""
         from studio.models import StoredResponse
 
-        StoredResponse.objects.update_or_create(
-            id=str(self.response.get("id")),
-            defaults={"user_id": self.principal.user_id, "api_key_id": self.principal.key_id,
-                      "model_id": self.model_id, "response": self.response, "input_items": self.items,
-                      "context": self.context})
+        latest = {str(r.response.get("id")): r for r in records}
+        StoredResponse.objects.bulk_create(
+            [StoredResponse(id=rid, user_id=r.principal.user_id, api_key_id=r.principal.key_id, model_id=r.model_id,
+                            response=r.response, input_items=r.items, context=r.context)
+             for rid, r in latest.items()],
+            update_conflicts=True, unique_fields=["id"], update_fields=UPSERTED)
 
 
 def keep(principal: Principal, model_id: str, body: dict[str, Any], ctx: Context, response: dict[str, Any],

@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import orjson
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from studio.core.errors import BadRequest, NotFound
@@ -99,6 +100,33 @@ async def test_a_response_just_kept_is_found_before_its_write_has_landed(users) 
     alice, _ = users
     stored.keep(alice, "omicron-4-mini", {"input": "hello"}, context(), response("resp_fresh"))
     assert (await stored.retrieve(alice, "resp_fresh"))["id"] == "resp_fresh"
+
+
+async def test_a_batch_of_kept_responses_is_written_whole_and_a_repeated_id_keeps_the_latest(users) -> None:
+    alice, bob = users
+    await keep(alice, {"input": "first"}, rid="resp_again")
+    first_created = (await StoredResponse.objects.aget(id="resp_again")).created
+    # Queued together, they reach the database in one batch of the recorder.
+    for n in range(5):
+        stored.keep(alice, "omicron-4-mini", {"input": f"turn {n}"}, context(), response(f"resp_{n}"))
+    stored.keep(bob, "omicron-4-mini", {"input": "second"}, context(), {**response("resp_again"), "status": "x"})
+    stored.keep(alice, "omicron-4-mini", {"input": "third"}, context(), response("resp_again"))
+    await recording.drain()
+    rows = {row.id: row async for row in StoredResponse.objects.all()}
+    assert set(rows) == {"resp_again", *(f"resp_{n}" for n in range(5))}
+    assert rows["resp_3"].input_items[0]["content"][0]["text"] == "turn 3" and rows["resp_3"].user_id == alice.user_id
+    again = rows["resp_again"]  # the last write of the id wins, as one write after another would
+    assert again.user_id == alice.user_id and again.input_items[0]["content"][0]["text"] == "third"
+    assert again.response == response("resp_again") and again.created == first_created
+    assert await stored.retrieve(alice, "resp_again") == response("resp_again")
+
+
+def test_a_batch_is_one_statement(users, django_assert_num_queries) -> None:
+    alice, _ = users
+    records = [stored.ResponseRecord(alice, "omicron-4-mini", response(f"resp_{n % 3}"), []) for n in range(6)]
+    with transaction.atomic(), django_assert_num_queries(1):  # the recorder's transaction
+        stored.ResponseRecord.persist_batch(records)
+    assert StoredResponse.objects.count() == 3
 
 
 async def test_delete_removes_it_for_good_and_only_for_its_owner(users) -> None:
