@@ -106,8 +106,9 @@ class StreamedText:
             self.relayed.append(data)
 
     def observe_read(self, raw: bytes) -> None:
-        """Several events' relayed bytes at once, each one that carries text (their ``event:`` and
-        ``data:`` framing does not matter: only the text fields' values are cut out of them)."""
+        """Several events' relayed bytes at once: events that carry text, and others with none of
+        the text fields (their ``event:`` and ``data:`` framing does not matter: only the text
+        fields' values are cut out of them)."""
         self.relayed.append(raw)
 
     def _raw_pieces(self) -> list[bytes]:

@@ -263,13 +263,22 @@ def responses_event(name: str, number: int, **fields) -> bytes:
 
 
 RESPONSE = {"id": "resp_1", "object": "response", "model": "vendor-mini", "status": "in_progress", "output": []}
+ITEM = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}
+PART = {"type": "output_text", "text": "", "annotations": []}
+DONE_TEXT = 'ab"model": x'
 RESPONSES_STREAM = (
     responses_event("response.created", 0, response=RESPONSE)
     + responses_event("response.in_progress", 1, response=RESPONSE)
-    + b"".join(responses_event("response.output_text.delta", 2 + i, item_id="msg_1", output_index=0,
+    + responses_event("response.output_item.added", 2, output_index=0, item=ITEM)
+    + responses_event("response.content_part.added", 3, item_id="msg_1", output_index=0, content_index=0, part=PART)
+    + b"".join(responses_event("response.output_text.delta", 4 + i, item_id="msg_1", output_index=0,
                                content_index=0, delta=t) for i, t in enumerate(["a", "b", "\"model\": x"]))
-    + responses_event("response.output_text.done", 5, item_id="msg_1", text='ab"model": x')
-    + responses_event("response.completed", 6, response={
+    + responses_event("response.output_text.done", 7, item_id="msg_1", text=DONE_TEXT)
+    + responses_event("response.content_part.done", 8, item_id="msg_1", output_index=0, content_index=0,
+                      part={**PART, "text": DONE_TEXT})
+    + responses_event("response.output_item.done", 9, output_index=0, item={
+        **ITEM, "status": "completed", "content": [{**PART, "text": DONE_TEXT}]})
+    + responses_event("response.completed", 10, response={
         **RESPONSE, "status": "completed", "usage": {"input_tokens": 7, "output_tokens": 5, "total_tokens": 12}}))
 
 
@@ -302,7 +311,9 @@ NAMED_READS = {
     "responses": {
         "one read": [RESPONSES_STREAM],
         "one event a read": events_of(RESPONSES_STREAM),
-        "two reads": [b"".join(events_of(RESPONSES_STREAM)[:3]), b"".join(events_of(RESPONSES_STREAM)[3:])],
+        "two reads": [b"".join(events_of(RESPONSES_STREAM)[:5]), b"".join(events_of(RESPONSES_STREAM)[5:])],
+        "an item naming a model": [RESPONSES_STREAM.replace(b'"role":"assistant"', b'"role":"assistant","model":"vendor-mini"')],
+        "objects naming no model": [RESPONSES_STREAM.replace(b'"model":"vendor-mini",', b"")],
     },
 }
 
