@@ -16,7 +16,7 @@ import logging
 import operator
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from decimal import Decimal
 from typing import Any, ClassVar, Protocol
 
@@ -24,6 +24,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections, connections, models, router, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
+from django.db.models.constants import OnConflict
 from django.utils import timezone
 
 from studio.gateway import recorder_metrics
@@ -263,14 +264,17 @@ def _unchanged(values: Sequence[Any], plain: type | None) -> bool:
     return kinds <= {plain, _NONE}
 
 
-def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
+def insert_rows(model: type[models.Model], rows: list[dict[str, Any]], *, prepared: Collection[str] = (),
+                replace: Sequence[str] = ()) -> None:
     """Insert ``rows`` (values by field attname, the primary key too when the first row has it;
     the model's defaults fill the rest) in one ``executemany``: the rows ``bulk_create`` writes,
     without a model instance per row and the query compiler's work per value. No signals are
     sent (nor does ``bulk_create`` send any). The values are gathered column by column: a column
     whose values are all of a type its field sends unchanged (``str`` for a text field, ``int``
     for an integer field, ``None`` for either) goes as it is; in any other, each value of
-    another type is converted by the field."""
+    another type is converted by the field. The columns named in ``prepared`` are sent as they
+    are (JSON the caller encoded already). With ``replace``, a row whose primary key is taken
+    updates those fields of the row there instead (``bulk_create``'s ``update_conflicts``)."""
     if not rows:
         return
     connection = connections[router.db_for_write(model)]
@@ -280,6 +284,10 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
     quote = connection.ops.quote_name
     sql = (f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
            f"VALUES ({', '.join(['%s'] * len(fields))})")
+    if replace:
+        updated = [model._meta.get_field(name).column for name in replace]
+        sql += " " + connection.ops.on_conflict_suffix_sql(fields, OnConflict.UPDATE, updated,
+                                                           [model._meta.pk.column])
     keys = rows[0].keys()
     given = [f.attname for f in fields if f.attname in keys]
     alike = all(row.keys() == keys for row in rows)  # the usual batch: every row names the same fields
@@ -291,7 +299,7 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
     for field in fields:
         values = by_name.get(field.attname)
         if values is not None:
-            columns.append(_column(field, values, connection))
+            columns.append(values if field.attname in prepared else _column(field, values, connection))
         elif alike and _shared_default(field):  # no row has it: one default for them all
             columns.append([field.get_db_prep_save(field.get_default(), connection)] * len(rows))
         else:

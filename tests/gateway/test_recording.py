@@ -276,6 +276,19 @@ def test_insert_rows_of_one_named_field_and_of_rows_naming_different_fields(alic
                     ("b", "chat", 0, 0, 200), ("c", "", 0, 9, 200)]
 
 
+def test_insert_rows_with_replace_updates_only_the_named_fields_of_a_taken_key(alice, count_queries):
+    from studio.models import UsageRecord
+
+    recording.insert_rows(UsageRecord, [{"id": 7, "model_id": "a", "route": "chat", "input_tokens": 1}])
+    count_queries["sql"].clear()
+    recording.insert_rows(UsageRecord, [{"id": 7, "model_id": "b", "route": "messages", "input_tokens": 2},
+                                        {"id": 8, "model_id": "c", "route": "responses", "input_tokens": 3}],
+                          replace=["model_id", "input_tokens"])
+    assert [sql.split()[0] for sql in count_queries["sql"]] == ["INSERT"]
+    rows = [(r.id, r.model_id, r.route, r.input_tokens) for r in UsageRecord.objects.order_by("id")]
+    assert rows == [(7, "b", "chat", 2), (8, "c", "responses", 3)]  # the route of 7 was not named: kept
+
+
 def test_a_column_goes_as_it_is_only_when_every_value_is_of_its_plain_type():
     from decimal import Decimal
 

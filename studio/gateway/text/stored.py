@@ -13,10 +13,12 @@ one is not found, and ``prune_expired`` (a worker job) deletes it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+import orjson
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
@@ -28,6 +30,7 @@ from studio.gateway.text.translation import Context
 
 ITEM_ORDERS = ("asc", "desc")
 UPSERTED = ("user", "api_key", "model_id", "response", "input_items", "context")  # not ``created``
+JSON_COLUMNS = ("response", "input_items", "context")
 MAX_ITEMS_PAGE = 100
 
 
@@ -82,15 +85,26 @@ class ResponseRecord:
     def persist_batch(cls, records: list[ResponseRecord]) -> None:
         """One ``INSERT … ON CONFLICT (id) DO UPDATE`` for the batch: a response stored again
         under the same id (an upstream that repeats ids) replaces the row but keeps its
-        ``created``. Of two records of one id in a batch the later one is written, as one by one."""
+        ``created``. Of two records of one id in a batch the later one is written, as one by one.
+        The JSON columns go as text encoded by orjson (``_encoded``), which the JSON fields read
+        back as they read their own."""
         from studio.models import StoredResponse
 
         latest = {str(r.response.get("id")): r for r in records}
-        StoredResponse.objects.bulk_create(
-            [StoredResponse(id=rid, user_id=r.principal.user_id, api_key_id=r.principal.key_id, model_id=r.model_id,
-                            response=r.response, input_items=r.items, context=r.context)
-             for rid, r in latest.items()],
-            update_conflicts=True, unique_fields=["id"], update_fields=UPSERTED)
+        rows = [{"id": rid, "user_id": r.principal.user_id, "api_key_id": r.principal.key_id, "model_id": r.model_id,
+                 "response": _encoded(r.response), "input_items": _encoded(r.items), "context": _encoded(r.context)}
+                for rid, r in latest.items()]
+        recording.insert_rows(StoredResponse, rows, prepared=JSON_COLUMNS, replace=UPSERTED)
+
+
+def _encoded(value: Any) -> str:
+    """``value`` as the JSON text its column stores: orjson's, or the standard encoder's (the
+    field's own) for what orjson does not write (an integer past 64 bits, a key that is not a
+    string)."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return json.dumps(value)
 
 
 def keep(principal: Principal, model_id: str, body: dict[str, Any], ctx: Context, response: dict[str, Any],

@@ -121,12 +121,20 @@ async def test_a_batch_of_kept_responses_is_written_whole_and_a_repeated_id_keep
     assert await stored.retrieve(alice, "resp_again") == response("resp_again")
 
 
-def test_a_batch_is_one_statement(users, django_assert_num_queries) -> None:
+def test_a_batch_is_one_statement_and_reads_back_every_json_value(users, django_assert_num_queries) -> None:
     alice, _ = users
     records = [stored.ResponseRecord(alice, "omicron-4-mini", response(f"resp_{n % 3}"), []) for n in range(6)]
+    odd = {"id": "resp_odd", "text": "naïve “quotes” \u2028 日本", "big": 2**70, "nested": [{"a": None, "b": 1.5}],
+           "flag": False}
+    records.append(stored.ResponseRecord(alice, "omicron-4-mini", odd, [{"n": 2**64}], [{"role": "user", "content": "é"}]))
+    records.append(stored.ResponseRecord(alice, "omicron-4-mini", {"id": "resp_keys", 1: "an int key"}, [], []))
     with transaction.atomic(), django_assert_num_queries(1):  # the recorder's transaction
         stored.ResponseRecord.persist_batch(records)
-    assert StoredResponse.objects.count() == 3
+    assert StoredResponse.objects.count() == 5
+    row = StoredResponse.objects.get(id="resp_odd")
+    assert (row.response, row.input_items, row.context) == (odd, [{"n": 2**64}], [{"role": "user", "content": "é"}])
+    assert StoredResponse.objects.get(id="resp_keys").response == {"id": "resp_keys", "1": "an int key"}  # as json does
+    assert StoredResponse.objects.get(id="resp_2").response == response("resp_2")
 
 
 async def test_delete_removes_it_for_good_and_only_for_its_owner(users) -> None:
