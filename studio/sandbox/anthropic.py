@@ -1,6 +1,7 @@
 """Anthropic ``POST /v1/messages``, offline (reference §7).
 
-Checks the vendor's headers (``x-api-key``, ``anthropic-version``) and required fields
+Checks the vendor's headers (``x-api-key``, or the key as ``Authorization: Bearer`` as newer
+official SDKs send it; ``anthropic-version``) and required fields
 (``model``, ``max_tokens``, ``messages``), answers from ``textgen`` with ``thinking``, ``text``
 and ``tool_use`` blocks, and streams ``message_start`` … ``message_stop`` with pings, cumulative
 ``message_delta`` usage and ``event: error`` for a failure mid-stream.
@@ -43,7 +44,7 @@ def _invalid(message: str) -> AnthropicError:
 
 
 def _check_headers(request: Request) -> None:
-    if not request.headers.get("x-api-key"):
+    if not request.headers.get("x-api-key") and not request.headers.get("authorization", "").startswith("Bearer "):
         raise AnthropicError(401, "x-api-key header is required")
     if not request.headers.get("anthropic-version"):
         raise _invalid("anthropic-version: header is required")

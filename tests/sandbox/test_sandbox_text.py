@@ -81,6 +81,10 @@ async def test_messages_requires_vendor_headers_and_max_tokens(sandbox):
     assert missing.status_code == 400 and "anthropic-version" in missing.json()["error"]["message"]
     no_budget = await sandbox.post("/v1/messages", json={**body, "max_tokens": None}, headers=ANTHROPIC)
     assert no_budget.status_code == 400 and no_budget.json()["error"]["type"] == "invalid_request_error"
+    # Newer official SDKs send the key as a bearer token (anthropic 2.x), which the API takes.
+    bearer = await sandbox.post("/v1/messages", json=body,
+                                headers={"authorization": "Bearer k", "anthropic-version": "2026-10-21"})
+    assert bearer.status_code == 200 and bearer.json()["type"] == "message"
 
 
 async def test_messages_stop_sequence_and_thinking(sandbox):
