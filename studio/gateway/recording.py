@@ -303,13 +303,15 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]], *, prepar
         elif alike and _shared_default(field):  # no row has it: one default for them all
             columns.append([field.get_db_prep_save(field.get_default(), connection)] * len(rows))
         else:
-            columns.append(_column(field, [row.get(field.attname, _MISSING) for row in rows], connection))
+            columns.append(_column(field, [row.get(field.attname, _MISSING) for row in rows], connection,
+                                   prepared=field.attname in prepared))
     with connection.cursor() as cursor:
         cursor.executemany(sql, list(zip(*columns, strict=True)))
 
 
-def _column(field: models.Field, values: Sequence[Any], connection: Any) -> Sequence[Any]:
-    """A column's values as the database takes them (``_MISSING``: the field's default)."""
+def _column(field: models.Field, values: Sequence[Any], connection: Any, *, prepared: bool = False) -> Sequence[Any]:
+    """A column's values as the database takes them (``_MISSING``: the field's default;
+    ``prepared``: every other value is as the database takes it already)."""
     plain = _plain_type(field, connection)
     if _unchanged(values, plain):
         return values
@@ -324,7 +326,7 @@ def _column(field: models.Field, values: Sequence[Any], connection: Any) -> Sequ
                     continue
                 shared.append(converted)
             out.append(shared[0])
-        elif _as_is(value, plain):
+        elif prepared or _as_is(value, plain):
             out.append(value)
         else:
             out.append(field.get_db_prep_save(value, connection))

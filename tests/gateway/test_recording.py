@@ -289,6 +289,23 @@ def test_insert_rows_with_replace_updates_only_the_named_fields_of_a_taken_key(a
     assert rows == [(7, "b", "chat", 2), (8, "c", "responses", 3)]  # the route of 7 was not named: kept
 
 
+def test_insert_rows_sends_prepared_columns_as_they_are_in_rows_alike_or_not(alice):
+    from studio.models import StoredResponse
+
+    user = alice.user.id
+    recording.insert_rows(StoredResponse, [{"id": "r1", "user_id": user, "model_id": "m", "response": '{"n": 1}'},
+                                           {"id": "r2", "user_id": user, "model_id": "m", "response": '{"n": 2}'}],
+                          prepared=["response"])
+    # Rows naming different fields: a prepared value still goes as it is, a missing one gets the default.
+    recording.insert_rows(StoredResponse, [{"id": "r3", "user_id": user, "model_id": "m", "response": '{"n": 3}',
+                                            "context": '[{"role": "user"}]'},
+                                           {"id": "r4", "user_id": user, "model_id": "m", "response": '{"n": 4}'}],
+                          prepared=["response", "context"])
+    rows = {r.id: (r.response, r.context) for r in StoredResponse.objects.all()}
+    assert rows == {"r1": ({"n": 1}, []), "r2": ({"n": 2}, []), "r3": ({"n": 3}, [{"role": "user"}]),
+                    "r4": ({"n": 4}, [])}
+
+
 def test_a_column_goes_as_it_is_only_when_every_value_is_of_its_plain_type():
     from decimal import Decimal
 
