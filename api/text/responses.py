@@ -38,12 +38,14 @@ def _failure_frames(call: text_engine.TextCall, exc: GatewayError, sequence: int
 
 
 async def _with_failure_events(call: text_engine.TextCall) -> AsyncIterator[bytes]:
-    """The engine's frames; after the first one, a failure becomes the format's own events."""
-    sent = 0
+    """The engine's frames; after the first one, a failure becomes the format's own events,
+    numbered on from the events sent before it. A piece may hold many events (those of one
+    upstream read go out together), each ended by the only blank line it holds."""
+    sent = 0  # events sent: the next one's ``sequence_number``
     frames = text_engine.stream(call)
     try:
         async for piece in frames:
-            sent += 1
+            sent += piece.count(b"\n\n")
             yield piece
     except GatewayError as exc:
         if not sent:

@@ -103,3 +103,29 @@ async def test_model_list_keeps_every_kind(client, alice):
     response = await client.get("/v1/models", headers=auth(alice))
     ids = {m["id"] for m in response.json()["data"]}
     assert {"omicron-4-mini", "epsilon-4.5", "delta-3.1-flash-image", "alpha-2.5"} <= ids
+
+
+async def test_mid_stream_failure_numbers_on_from_every_event_sent_before_it(client, alice, catalog):
+    """An upstream may send many events in one read, which go out to the client together: the
+    failure's events carry the numbers after the last event sent, not after the pieces sent."""
+    from tests.providers.fake_text_vendor import Answer, mounted_vendor
+
+    def event(name: str, number: int, **fields) -> bytes:
+        data = orjson.dumps({"type": name, "sequence_number": number, **fields})
+        return b"event: " + name.encode() + b"\ndata: " + data + b"\n\n"
+
+    started = {"id": "resp_fake", "object": "response", "status": "in_progress", "model": "vendor-mini", "output": []}
+    first_read = (event("response.created", 0, response=started) + event("response.in_progress", 1, response=started)
+                  + b"".join(event("response.output_text.delta", n, item_id="msg_1", output_index=0,
+                                   content_index=0, delta=f"w{n} ") for n in range(2, 6)))
+    failure = event("error", 6, code="server_error", message="the vendor broke down", param=None)
+    async for fake in mounted_vendor("openai", "http://responses-reads.test/v1", {"omicron-4-mini": "vendor-mini"}):
+        fake.answer = lambda request: Answer(content_type="text/event-stream", chunks=[first_read, failure])
+        response = await client.post(URL, headers=auth(alice), json={
+            "model": "omicron-4-mini", "input": "hello", "stream": True})
+        assert fake.requests, "the call went to the scripted vendor"
+    parsed = events(response.text)
+    assert [n for n, _ in parsed] == ["response.created", "response.in_progress", *["response.output_text.delta"] * 4,
+                                      "error", "response.failed"]
+    assert [d["sequence_number"] for _, d in parsed] == list(range(8))
+    assert parsed[-1][1]["response"]["id"] == "resp_fake"
