@@ -78,7 +78,9 @@ class Asset(models.Model):
     bytes = models.BigIntegerField(default=0)
     width = models.IntegerField(null=True, blank=True)
     height = models.IntegerField(null=True, blank=True)
-    sha256 = models.CharField(max_length=64, db_index=True, blank=True)
+    # "blake3:" and the hex digest of the bytes ("sha256:…" for assets stored before BLAKE3):
+    # ``studio.core.content_hash``.
+    content_hash = models.CharField(max_length=71, db_index=True, blank=True)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assets")
     team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="assets")
     visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PRIVATE)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import binascii
 import contextlib
-import hashlib
 import io
 import mimetypes
 import uuid
@@ -13,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from django.core.files.base import ContentFile, File
 from PIL import Image
 
+from studio.core import content_hash
 from studio.core.images import ImageItem
 from studio.gateway import recording
 from studio.gateway.media.inline import b64decode_strict
@@ -60,18 +60,34 @@ def store_bytes(
     """Store ``data`` as a new asset (with ``dedupe``, the owner's asset of the same bytes if there
     is one). With ``defer`` the new asset's file is written but its row is not: the asset is added
     to ``defer`` for the caller to insert with others (``recording.insert_objects``)."""
-    digest = hashlib.sha256(data).hexdigest()
+    digest = content_hash.of(data)
     if dedupe:
-        existing = Asset.objects.filter(owner_id=owner_id, sha256=digest, is_input=is_input).first()
+        existing = Asset.objects.filter(owner_id=owner_id, content_hash__in=hashes_of(data, digest),
+                                        is_input=is_input).first()
         if existing is not None:
             return existing
     width, height = image_size(data) if mime.startswith("image/") else (None, None)
     asset = _new_asset(mime, owner_id=owner_id, team_id=team_id, generation_id=generation_id, index=index,
                        is_input=is_input, is_draft=is_draft, metadata=metadata, asset_id=asset_id)
-    asset.bytes, asset.width, asset.height, asset.sha256 = len(data), width, height, digest
+    asset.bytes, asset.width, asset.height, asset.content_hash = len(data), width, height, digest
     asset.file.save(_file_name(asset), WholeContent(data), save=False)
     _insert(asset, defer)
     return asset
+
+
+# Whether assets stored before BLAKE3 may remain (``content_hash.LEGACY``); once none are left,
+# none come back (every asset stored since has a BLAKE3 hash), so this process stops asking.
+_legacy_left = True
+
+
+def hashes_of(data: bytes | bytearray | memoryview, digest: str) -> list[str]:
+    """The content hashes an asset of ``data`` (whose own is ``digest``) may carry: while assets
+    stored before BLAKE3 remain, their SHA-256 one too. Whether any remain is one look into the
+    column's index: their values sort after every BLAKE3 one (``sha256:`` after ``blake3:``)."""
+    global _legacy_left
+    if _legacy_left:
+        _legacy_left = Asset.objects.filter(content_hash__gte=f"{content_hash.LEGACY}:").exists()
+    return content_hash.candidates(data, digest) if _legacy_left else [digest]
 
 
 def _insert(asset: Asset, defer: list[Asset] | None) -> None:
@@ -93,7 +109,7 @@ class Base64Content(File):
     """The bytes a base64 text encodes, decoded a piece at a time as the storage reads them: a
     4K picture's 11 MB never exist whole in memory next to the 15 MB of base64 they come from.
     A file system storage writes each piece as it is decoded (``chunks``); an S3 storage reads
-    the file object (``read``). The length and SHA-256 are known once it has been read.
+    the file object (``read``). The length and content hash are known once it has been read.
 
     Clean standard base64 (what vendors send) is decoded strictly, piece by piece; at the first
     piece that is not, the rest comes from ``whole``, the tolerant decoder of the whole text (the
@@ -106,7 +122,7 @@ class Base64Content(File):
         self.text = _slices(text, self.PIECE) if isinstance(text, memoryview | str) else text
         self.whole = whole
         self.length = 0
-        self.hash = hashlib.sha256()
+        self.hash = content_hash.Hasher()
         self.pieces = self._decoded()
         self.head = next(self.pieces, b"")  # decoded at once: a picture's header is in it
         self.pending = b""
@@ -187,7 +203,7 @@ def store_base64(
     except Exception:
         asset.file.storage.delete(asset.file.field.generate_filename(asset, name))  # a part written
         raise
-    asset.bytes, asset.sha256 = content.length, content.hash.hexdigest()
+    asset.bytes, asset.content_hash = content.length, content.hash.text()
     _insert(asset, defer)
     return asset
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import re
 import time
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from studio.core import content_hash
 from studio.core.errors import GatewayError
 from studio.core.principal import Principal
 from studio.gateway import recording
@@ -190,6 +190,7 @@ class NativeRecord(recording.TimedRecord):
 
     def parent_generation_id(self) -> uuid.UUID | None:
         """Lineage of a multi-turn edit: the generation that made the replayed model image."""
+        from studio.gateway.media.storage import hashes_of
         from studio.models import Asset
 
         for content in reversed(self.body.get("contents") or []):
@@ -199,10 +200,11 @@ class NativeRecord(recording.TimedRecord):
                 inline = inline_data(part) if isinstance(part, dict) else None
                 if inline and not part.get("thought"):
                     try:
-                        digest = hashlib.sha256(base64.b64decode(str(inline.get("data") or ""))).hexdigest()
+                        data = base64.b64decode(str(inline.get("data") or ""))
                     except (binascii.Error, ValueError):
                         return None
-                    asset = Asset.objects.filter(owner_id=self.principal.user_id, sha256=digest,
+                    asset = Asset.objects.filter(owner_id=self.principal.user_id,
+                                                 content_hash__in=hashes_of(data, content_hash.of(data)),
                                                  generation__isnull=False).only("generation_id").first()
                     return asset.generation_id if asset else None
             return None

@@ -7,7 +7,6 @@ streamed to a temporary file while hashing, so a large file never sits in memory
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import tempfile
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 from asgiref.sync import sync_to_async
 from django.core.files import File
 
+from studio.core import content_hash
 from studio.core.video_states import UpstreamVideoState
 from studio.gateway.media.storage import image_size
 from studio.gateway.media.validation import sniff_mime
@@ -56,7 +56,7 @@ async def mirror(task_id: str, user_id: int, team_id: int | None, state: Upstrea
 async def _copy(url: str, kind: str, task_id: str, user_id: int, team_id: int | None) -> Asset:
     limit = video_settings.mirror_max_bytes()
     spool = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024)  # noqa: SIM115 - closed by _store or on error
-    digest = hashlib.sha256()
+    digest = content_hash.Hasher()
     size = 0
     head = b""
     try:
@@ -86,10 +86,10 @@ async def _copy(url: str, kind: str, task_id: str, user_id: int, team_id: int | 
     if not mime.startswith(expected):
         spool.close()
         raise MirrorError(f"the downloaded file is not {'a video' if kind == 'video' else 'an image'} ({mime or 'unknown'})")
-    return await sync_to_async(_store)(spool, mime, size, digest.hexdigest(), kind, task_id, user_id, team_id)
+    return await sync_to_async(_store)(spool, mime, size, digest.text(), kind, task_id, user_id, team_id)
 
 
-def _store(spool, mime: str, size: int, sha256: str, kind: str, task_id: str, user_id: int,
+def _store(spool, mime: str, size: int, digest: str, kind: str, task_id: str, user_id: int,
            team_id: int | None) -> Asset:
     try:
         width = height = None
@@ -97,7 +97,7 @@ def _store(spool, mime: str, size: int, sha256: str, kind: str, task_id: str, us
             spool.seek(0)
             width, height = image_size(spool.read())
         asset = Asset(kind=AssetKind.VIDEO if kind == "video" else AssetKind.IMAGE, mime=mime, bytes=size,
-                      width=width, height=height, sha256=sha256, owner_id=user_id, team_id=team_id,
+                      width=width, height=height, content_hash=digest, owner_id=user_id, team_id=team_id,
                       visibility=Visibility.TEAM if team_id is not None else Visibility.PRIVATE,
                       metadata={"video_task": task_id, "role": kind})
         spool.seek(0)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import pytest
 
+from studio.core.content_hash import of as hash_of
 from studio.core.errors import UpstreamError
 from studio.core.images import EDITS, GENERATIONS, ImageItem, ImageJob, SourceImage
 from studio.core.principal import Principal
@@ -39,7 +38,7 @@ def test_outputs_keep_their_pre_assigned_ids_and_metadata(alice):
     assert generation.parameters["item_errors"] == [{"index": 1, "code": "OutputImageSensitive", "message": "no"}]
     asset = Asset.objects.get(generation=generation)
     assert asset.id == promised and asset.metadata == {"revised_prompt": "a red kite"}
-    assert (asset.width, asset.height, asset.sha256) == (24, 16, hashlib.sha256(png("red")).hexdigest())
+    assert (asset.width, asset.height, asset.content_hash) == (24, 16, hash_of(png("red")))
     usage = UsageRecord.objects.get()
     assert (usage.images, usage.total_tokens, usage.route) == (1, 105, GENERATIONS)
     assert record.items == []  # image bytes released
@@ -73,7 +72,7 @@ def test_inputs_are_stored_with_their_roles_and_lineage_continues(alice):
                                                {"role": "mask", "field": "mask"}]
     assert Asset.objects.get(id=stored.id).metadata["input_of"] == [{"generation": str(generation.id),
                                                                      "role": "image"}]
-    mask_asset = Asset.objects.get(is_input=True, sha256=hashlib.sha256(png("white")).hexdigest())
+    mask_asset = Asset.objects.get(is_input=True, content_hash=hash_of(png("white")))
     assert mask_asset.metadata["input_of"][0]["role"] == "mask"
 
 
@@ -116,7 +115,7 @@ def test_a_batch_is_written_in_one_statement_per_table_and_its_files_go_if_it_fa
     assert writes(queries.captured_queries) == one_statement_per_table()
     for record, color in zip(batch, colors, strict=True):
         asset = Asset.objects.get(generation_id=record.generation_id)
-        assert asset.sha256 == hashlib.sha256(png(color)).hexdigest() and asset.file.read() == png(color)
+        assert asset.content_hash == hash_of(png(color)) and asset.file.read() == png(color)
         assert record.items == []
     assert UsageRecord.objects.filter(images=1, total_tokens=105).count() == 3
     assert len(media_files() - before) == 3

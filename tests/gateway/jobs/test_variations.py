@@ -32,7 +32,7 @@ async def test_four_variations_with_distinct_seeds(alice, catalog, make_account)
     assert len(runs) == 4 and len(seeds) == 4 and 1 not in seeds
     assert {g.prompt for g in runs} == {"a red fox"}
     assert len({e["data"]["compare"] for e in of_kind(events, "job.accepted")}) == 1  # one group
-    pictures = {a.sha256 async for a in Asset.objects.filter(generation__in=runs, is_draft=False)}
+    pictures = {a.content_hash async for a in Asset.objects.filter(generation__in=runs, is_draft=False)}
     assert len(pictures) == 4  # new seeds, new pictures
 
     bob = await sync_to_async(make_account)("bob")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from studio.core.content_hash import of as hash_of
 from studio.core.errors import GatewayError
 from studio.core.images import ImageItem
 from studio.gateway.media.storage import (
@@ -54,7 +55,7 @@ def test_store_bytes_writes_the_file_and_describes_it(user) -> None:
     stored = Asset.objects.get(id=asset.id)
     assert (stored.kind, stored.mime, stored.bytes, stored.width, stored.height) == (
         AssetKind.IMAGE, "image/png", len(data), 20, 10)
-    assert stored.sha256 == hashlib.sha256(data).hexdigest()
+    assert stored.content_hash == hash_of(data)
     assert stored.visibility == Visibility.PRIVATE and stored.index == 2 and stored.metadata == {"part_index": 5}
     assert stored.file.name.endswith(f"{asset.id.hex}.png")
     with stored.file.open("rb") as handle:
@@ -83,7 +84,21 @@ def test_dedupe_returns_the_existing_input_of_the_same_bytes(user) -> None:
     assert output.id != first.id  # an output is never confused with an input
     without = store_bytes(data, "image/png", owner_id=user.id, is_input=True)
     assert without.id != first.id
-    assert Asset.objects.filter(owner=user, sha256=first.sha256).count() == 3
+    assert Asset.objects.filter(owner=user, content_hash=first.content_hash).count() == 3
+
+
+def test_dedupe_finds_an_input_stored_before_content_hashes_were_blake3(user, monkeypatch) -> None:
+    from studio.gateway.media import storage
+
+    data = image_bytes("PNG")
+    old = Asset.objects.create(owner=user, mime="image/png", is_input=True, file="media/old.png",
+                               content_hash="sha256:" + hashlib.sha256(data).hexdigest())
+    monkeypatch.setattr(storage, "_legacy_left", True)
+    assert store_bytes(data, "image/png", owner_id=user.id, is_input=True, dedupe=True).id == old.id
+    assert storage._legacy_left
+    old.delete()  # none left: this process stops asking for SHA-256 hashes
+    fresh = store_bytes(data, "image/png", owner_id=user.id, is_input=True, dedupe=True)
+    assert fresh.content_hash == hash_of(data) and not storage._legacy_left
 
 
 def test_a_stored_asset_is_saved_and_can_be_changed_at_once(user) -> None:
@@ -120,7 +135,7 @@ def test_a_picture_is_stored_from_its_base64_without_its_whole_bytes_in_memory(u
     assert peak < len(data) // 4  # a piece or two of 768 KB, never the 12 MB picture
     stored = Asset.objects.get(id=asset.id)
     assert (stored.bytes, stored.width, stored.height, stored.index) == (len(data), 40, 30, 1)
-    assert stored.sha256 == hashlib.sha256(data).hexdigest() and stored.metadata == {"part_index": 3}
+    assert stored.content_hash == hash_of(data) and stored.metadata == {"part_index": 3}
     with stored.file.open("rb") as handle:
         assert handle.read() == data
 
@@ -140,7 +155,7 @@ def test_a_result_image_in_base64_is_stored_without_its_whole_bytes_in_memory(us
     assert peak < len(data) // 4 and item.data is None  # never decoded whole
     stored = Asset.objects.get(id=item.asset_id)  # the id a signed URL was made with
     assert (stored.id, stored.bytes, stored.width, stored.height, stored.index) == (asset.id, len(data), 40, 30, 2)
-    assert stored.sha256 == hashlib.sha256(data).hexdigest()
+    assert stored.content_hash == hash_of(data)
     with stored.file.open("rb") as handle:
         assert handle.read() == data
 
@@ -155,7 +170,7 @@ def test_a_result_image_whose_header_is_long_or_whose_base64_is_wrapped_is_still
     wrapped = ImageItem(b64=base64.encodebytes(data).decode("ascii"), mime="image/png")
     assert item_size(wrapped) == (40, 30)
     stored = Asset.objects.get(id=store_item(wrapped, owner_id=user.id).id)
-    assert stored.sha256 == hashlib.sha256(data).hexdigest() and stored.bytes == len(data)
+    assert stored.content_hash == hash_of(data) and stored.bytes == len(data)
     # A small picture, or one given as bytes, goes the whole way as before.
     small = ImageItem(data=image_bytes("PNG", (5, 6)), mime="image/png")
     assert item_size(small) == (5, 6)
@@ -172,7 +187,7 @@ def test_base64_that_turns_tolerant_partway_is_stored_whole(user, monkeypatch) -
     big = in_frame(mixed)
     asset = store_base64(big.raw(), big.decode_base64, "image/png", owner_id=user.id)
     stored = Asset.objects.get(id=asset.id)
-    assert stored.bytes == len(data) and stored.sha256 == hashlib.sha256(data).hexdigest()
+    assert stored.bytes == len(data) and stored.content_hash == hash_of(data)
     with stored.file.open("rb") as handle:
         assert handle.read() == data
 
@@ -189,7 +204,7 @@ def test_a_picture_is_stored_from_the_pieces_a_frame_relayed_open_kept(user) -> 
     asset = store_base64(string.pieces(Base64Content.PIECE), string.decode_base64, "image/png", owner_id=user.id)
     stored = Asset.objects.get(id=asset.id)
     assert (stored.bytes, stored.width, stored.height) == (len(data), 40, 30)
-    assert stored.sha256 == hashlib.sha256(data).hexdigest()
+    assert stored.content_hash == hash_of(data)
     with stored.file.open("rb") as handle:
         assert handle.read() == data
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 
 import orjson
 import pytest
 from PIL import Image
 
+from studio.core.content_hash import of as hash_of
 from studio.core.errors import UpstreamError
 from studio.core.principal import Principal
 from studio.gateway.media.storage import store_bytes
@@ -84,9 +84,9 @@ def test_persist_success_stores_outputs_inputs_and_usage(alice):
     assert (generation.status, generation.finish_reason, generation.prompt) == ("succeeded", "STOP", "a lamp")
     assert (generation.first_byte_ms, generation.duration_ms) == (12, 340)
     outputs = list(Asset.objects.filter(generation=generation))
-    assert [a.sha256 for a in outputs] == [hashlib.sha256(output).hexdigest()]  # no thought image kept
+    assert [a.content_hash for a in outputs] == [hash_of(output)]  # no thought image kept
     stored_input = Asset.objects.get(is_input=True, owner=alice.user)
-    assert stored_input.sha256 == hashlib.sha256(source).hexdigest()
+    assert stored_input.content_hash == hash_of(source)
     assert stored_input.metadata["input_of"] == [str(generation.id)]
     usage = UsageRecord.objects.get(model_id=MODEL)
     assert (usage.input_tokens, usage.output_tokens, usage.total_tokens, usage.images, usage.status_code) == (
@@ -206,7 +206,7 @@ def test_a_batch_is_written_in_one_statement_per_table_and_its_files_go_if_it_fa
     assert writes(queries.captured_queries) == one_statement_per_table()
     for rec, color in zip(batch, ("gold", "olive", "teal", "plum"), strict=True):
         asset = Asset.objects.get(generation_id=rec.generation_id)
-        assert asset.sha256 == hashlib.sha256(png(color)).hexdigest() and asset.file.read() == png(color)
+        assert asset.content_hash == hash_of(png(color)) and asset.file.read() == png(color)
         assert rec.frames == []
     assert UsageRecord.objects.filter(api_key=alice.key, images=1).count() == 4
     assert len(media_files() - before) == 4

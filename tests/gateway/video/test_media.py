@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import pytest
 from asgiref.sync import sync_to_async
 
+from studio.core.content_hash import of as hash_of
 from studio.core.video_states import UpstreamVideoState
 from studio.gateway.video import media
 from studio.models import Asset, Visibility
@@ -26,8 +25,8 @@ async def test_video_and_last_frame_are_copied_into_storage(alice, file_host):
     result = await media.mirror("cgt-m1", alice.user.id, None, finished(file_host.url("/v.mp4"),
                                                                           file_host.url("/f.png")))
     assert result.error == ""
-    assert (result.video.mime, result.video.bytes, result.video.sha256) == (
-        "video/mp4", len(video), hashlib.sha256(video).hexdigest())
+    assert (result.video.mime, result.video.bytes, result.video.content_hash) == (
+        "video/mp4", len(video), hash_of(video))
     assert (result.last_frame.width, result.last_frame.height, result.last_frame.mime) == (32, 18, "image/png")
     assert result.video.metadata == {"video_task": "cgt-m1", "role": "video"}
     assert result.video.visibility == Visibility.PRIVATE
