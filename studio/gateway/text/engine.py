@@ -260,10 +260,10 @@ async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
                         except orjson.JSONDecodeError:
                             continue  # keep-alive noise; the vendors send JSON only
             async for name, data in leg.translator.stream(decoded(), leg.ctx):
+                if call.fmt == "responses" and name in RESPONSE_OBJECT_EVENTS:  # kept as the vendor's, without the cost
+                    _seen_response(call, leg, name, data.get("response") or {})
                 if call.record.ticket is not None:
                     add_cost(call.fmt, name, data, _quote(call, tap))
-                if call.fmt == "responses" and name in RESPONSE_OBJECT_EVENTS:
-                    _seen_response(call, leg, name, data.get("response") or {})
                 sent.observe(name, data)
                 yield frame(call.fmt, name, orjson.dumps(data))
     finally:
@@ -303,7 +303,9 @@ def _relay_event(call: TextCall, leg: Leg, event: SSEEvent, tap: UsageTap, sent:
     data, name = event.data, event.event
     sent.observe_raw(name, data)
     if name in RESPONSE_OBJECT_EVENTS and call.fmt == "responses":
-        _seen_response(call, leg, name, parse_upstream(data).get("response") or {})
+        # The final event as the usage tap decoded it (parsed once), any other one parsed here.
+        decoded = tap.final_event if tap.final and tap.final_event else parse_upstream(data)
+        _seen_response(call, leg, name, decoded.get("response") or {})
     if leg.usage_injected:
         if b'"choices":[]' in data:  # the usage chunk only the gateway asked for
             return
@@ -422,6 +424,8 @@ def _seen_response(call: TextCall, leg: Leg, name: str, response: dict[str, Any]
         call.response_id = str(response.get("id") or "") or None
         return
     final = {**response, "model": call.model.model_id}
+    if isinstance(final.get("usage"), dict):  # its own: the relayed event's usage gains the cost
+        final["usage"] = dict(final["usage"])
     if call.previous_field:
         final["previous_response_id"] = call.body["previous_response_id"]
     stored.keep(call.principal, call.model.model_id, call.body, leg.ctx, final, call.context)

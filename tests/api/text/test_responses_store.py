@@ -60,6 +60,9 @@ async def test_a_streamed_response_is_stored_under_the_id_it_announced(client, a
     assert created["id"] == final["id"]
     got = (await client.get(f"{URL}/{created['id']}", headers=auth(alice))).json()
     assert got["status"] == "completed" and got["output"] == final["output"] and got["model"] == model
+    # The stream's final usage carries the call's cost; the stored response's is the vendor's own.
+    assert "cost_usd" in final["usage"] and "cost_usd" not in got["usage"]
+    assert {k: v for k, v in final["usage"].items() if k != "cost_usd"} == got["usage"]
 
 
 @pytest.mark.parametrize("model", ["omicron-4-mini", "epsilon-4.5"])
