@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 
 import orjson
@@ -137,6 +138,22 @@ def test_replaying_an_earlier_output_links_the_lineage(alice):
     rec = record(alice, body)
     assert rec.parent_generation_id() == earlier.id
     assert record(alice, BODY).parent_generation_id() is None
+
+
+def test_replaying_an_output_stored_before_blake3_still_links_the_lineage(alice, monkeypatch):
+    from studio.gateway.media import storage
+
+    earlier = Generation.objects.create(user=alice.user, model_id=MODEL, route="native", prompt="first")
+    made = png("olive")
+    Asset.objects.create(owner=alice.user, mime="image/png", file="media/old.png", generation=earlier,
+                         content_hash="sha256:" + hashlib.sha256(made).hexdigest())
+    monkeypatch.setattr(storage, "_legacy_left", True)
+    body = {"contents": [
+        {"role": "user", "parts": [{"text": "first"}]},
+        {"role": "model", "parts": [{"inlineData": {"mimeType": "image/png", "data": b64(made)}}]},
+        {"role": "user", "parts": [{"text": "now in blue"}]},
+    ]}
+    assert record(alice, body).parent_generation_id() == earlier.id
 
 
 def final_frame(usage: dict, image: bytes = b"") -> bytes:
