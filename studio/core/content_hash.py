@@ -5,7 +5,7 @@ about four times SHA-256's speed on this kind of machine (6 GB/s against 1.5 GB/
 the CPU's SHA instructions), and as collision-resistant. Every generated picture is hashed as it
 is stored, so a 4K frame's hash was a fifth of the CPU its relay cost. Assets stored before
 carry ``sha256:…``: a look-up for bytes that may be one of them (an input uploaded again, a
-replayed picture's lineage) asks for both values (``candidates``).
+replayed picture's lineage) asks for both values (``legacy_of``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ def of(data: bytes | bytearray | memoryview) -> str:
     return f"{ALGORITHM}:{blake3.blake3(data).hexdigest()}"
 
 
-def candidates(data: bytes | bytearray | memoryview, content_hash: str | None = None) -> list[str]:
-    """The values an asset of ``data`` may carry: its content hash (``content_hash`` when already
-    worked out) and the SHA-256 one of assets stored before BLAKE3."""
-    return [content_hash or of(data), f"{LEGACY}:{hashlib.sha256(data).hexdigest()}"]
+def legacy_of(data: bytes | bytearray | memoryview) -> str:
+    """The content hash an asset of ``data`` stored before BLAKE3 carries."""
+    return f"{LEGACY}:{hashlib.sha256(data).hexdigest()}"

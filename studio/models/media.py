@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from studio.core.content_hash import SIZE as CONTENT_HASH_SIZE
 from studio.models.accounts import ApiKey, Team
 from studio.models.catalog import Upstream
 
@@ -78,9 +79,8 @@ class Asset(models.Model):
     bytes = models.BigIntegerField(default=0)
     width = models.IntegerField(null=True, blank=True)
     height = models.IntegerField(null=True, blank=True)
-    # "blake3:" and the hex digest of the bytes ("sha256:…" for assets stored before BLAKE3):
-    # ``studio.core.content_hash``.
-    content_hash = models.CharField(max_length=71, db_index=True, blank=True)
+    # "blake3:" and the hex digest of the bytes ("sha256:…" for assets stored before BLAKE3).
+    content_hash = models.CharField(max_length=CONTENT_HASH_SIZE, db_index=True, blank=True)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assets")
     team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="assets")
     visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PRIVATE)

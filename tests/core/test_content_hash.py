@@ -26,7 +26,6 @@ def test_pieces_hash_as_the_whole() -> None:
     assert hasher.text() == content_hash.of(data) == content_hash.of(bytearray(data))
 
 
-def test_candidates_are_the_hash_and_the_sha256_one_of_assets_stored_before() -> None:
+def test_the_hash_of_assets_stored_before_is_their_marked_sha256() -> None:
     data = b"picture bytes"
-    assert content_hash.candidates(data) == [content_hash.of(data), "sha256:" + hashlib.sha256(data).hexdigest()]
-    assert content_hash.candidates(data, "blake3:given")[0] == "blake3:given"
+    assert content_hash.legacy_of(data) == "sha256:" + hashlib.sha256(data).hexdigest()

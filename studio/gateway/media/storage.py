@@ -87,7 +87,7 @@ def hashes_of(data: bytes | bytearray | memoryview, digest: str) -> list[str]:
     global _legacy_left
     if _legacy_left:
         _legacy_left = Asset.objects.filter(content_hash__gte=f"{content_hash.LEGACY}:").exists()
-    return content_hash.candidates(data, digest) if _legacy_left else [digest]
+    return [digest, content_hash.legacy_of(data)] if _legacy_left else [digest]
 
 
 def _insert(asset: Asset, defer: list[Asset] | None) -> None:
