@@ -7,7 +7,7 @@ the responses the gateway stored for the caller's user."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import functools
 
 import orjson
 from django.http import HttpRequest, HttpResponse
@@ -16,7 +16,6 @@ from api.auth import bearer_key, principal_for
 from api.body import JsonAnswer, json_response
 from api.errors import openai_body
 from api.sse import named_frame, ready_frame, start_stream
-from studio.core import streams
 from studio.core.errors import BadRequest, GatewayError
 from studio.gateway.text import engine as text_engine
 from studio.gateway.text import stored
@@ -25,6 +24,8 @@ ERROR_CODES = {429: "rate_limit_exceeded", 400: "invalid_prompt"}
 
 
 def _failure_frames(call: text_engine.TextCall, exc: GatewayError, sequence: int) -> list[bytes]:
+    """A stream's end after a failure: ``error`` and ``response.failed``, numbered on from the
+    ``sequence`` events sent before it."""
     error = openai_body(exc)["error"]
     code = ERROR_CODES.get(exc.status, "server_error")
     failed = text_engine.failed_response(call, code, exc.message)
@@ -37,30 +38,12 @@ def _failure_frames(call: text_engine.TextCall, exc: GatewayError, sequence: int
     return frames
 
 
-async def _with_failure_events(call: text_engine.TextCall) -> AsyncIterator[bytes]:
-    """The engine's frames; after the first one, a failure becomes the format's own events,
-    numbered on from the events sent before it. A piece may hold many events (those of one
-    upstream read go out together), each ended by the only blank line it holds."""
-    sent = 0  # events sent: the next one's ``sequence_number``
-    frames = text_engine.stream(call)
-    try:
-        async for piece in frames:
-            sent += piece.count(b"\n\n")
-            yield piece
-    except GatewayError as exc:
-        if not sent:
-            raise
-        for piece in _failure_frames(call, exc, sent):
-            yield piece
-    finally:
-        await streams.close(frames)  # left early: the call is charged for what it sent, now
-
-
 async def responses(request: HttpRequest) -> HttpResponse:
     principal = await principal_for(bearer_key(request))
     call = await text_engine.prepare(principal, "responses", request.body)
     if call.stream:
-        return await start_stream(request, _with_failure_events(call), frame=ready_frame)
+        failure = functools.partial(_failure_frames, call)
+        return await start_stream(request, text_engine.stream(call, failure), frame=ready_frame)
     return JsonAnswer(await text_engine.complete(call))
 
 

@@ -33,7 +33,6 @@ from studio.gateway.text import stored, translators
 from studio.gateway.text import validation as text_validation
 from studio.gateway.text.record import TextRecord
 from studio.gateway.text.responses_to_chat import response_object
-from studio.gateway.text.tokens import estimate_request_tokens
 from studio.gateway.text.translation import Context, Translator
 from studio.gateway.text.usage import (
     CHAT_USAGE_MARKS,
@@ -41,6 +40,7 @@ from studio.gateway.text.usage import (
     StreamedText,
     UsageTap,
     add_cost,
+    cut_usage,
     from_body,
 )
 from studio.gateway.text_checks import refuse_nul
@@ -57,6 +57,10 @@ DEFAULT_MAX_TOKENS = 4096
 _MODEL_FIELD = re.compile(rb'"model":\s?"(?:[^"\\]|\\.)*"')
 _USAGE_NULL = re.compile(rb',"usage":null|"usage":null,')
 _PREVIOUS_NULL = re.compile(rb'"previous_response_id":\s?null')
+
+
+# A broken stream's closing frames, given the error and how many events were sent before it.
+Failure = Callable[[GatewayError, int], list[bytes]]
 
 
 @dataclass(slots=True)
@@ -456,9 +460,11 @@ def _with_cost(call: TextCall, tap: UsageTap, name: str | None, data: bytes) -> 
     return orjson.dumps(decoded)
 
 
-async def stream(call: TextCall) -> AsyncIterator[bytes]:
-    """Client frames as they arrive, the format's terminator last; errors after the first
-    frame propagate to the caller, which renders the family's error event."""
+async def stream(call: TextCall, failure: Failure | None = None) -> AsyncIterator[bytes]:
+    """Client frames as they arrive, the format's terminator last. An error before the first frame
+    propagates (the family's error answer), as does one after it without ``failure`` (the
+    family's error event); with it, the stream ends in ``failure``'s frames for the error and
+    the events sent before it (each ended by the only blank line it holds)."""
     def open_stream(up: UpstreamEntry) -> AsyncIterator[bytes]:
         return _relay(call, _leg(call, up))
 
@@ -466,33 +472,28 @@ async def stream(call: TextCall) -> AsyncIterator[bytes]:
         call.record.upstream_id = up.id
 
     record = call.record
+    sent = 0
     try:
         async with contextlib.aclosing(routing.stream_with_failover(call.upstreams, open_stream, chosen)) as relayed:
             async for piece in relayed:
                 record.first_chunk()
+                if failure is not None:
+                    sent += piece.count(b"\n\n")
                 yield piece
         if record.first_byte_ms is None:
             raise UpstreamError("the upstream ended the stream without sending any event")
     except GatewayError as exc:
         record.fail(exc)
-        raise
+        if failure is None or not sent:
+            raise
+        for piece in failure(exc, sent):
+            yield piece
+        return
     except BaseException as exc:  # the client went away or the task was cancelled
-        record.usage(*cut_usage(call))
+        started = record.first_byte_ms is not None  # nothing sent, nothing charged
+        record.usage(*cut_usage(call.tap if started else None, call.sent_text, call.fmt, call.upstream_body))
         record.fail(ClientClosedRequest(f"the client closed the stream ({type(exc).__name__})"))
         raise
     if TERMINATOR[call.fmt]:
         yield TERMINATOR[call.fmt]
     record.finish()
-
-
-def cut_usage(call: TextCall) -> tuple[int, int, int]:
-    """(input, output, cached input) tokens of a stream cut short: the upstream's own counts when
-    its final usage had arrived, else the larger of what it had reported and the estimates of the
-    request and of the text sent so far. Nothing when the client had been sent nothing."""
-    tap, sent = call.tap, call.sent_text
-    if tap is None or sent is None or call.record.first_byte_ms is None:
-        return 0, 0, 0
-    if tap.complete:
-        return tap.input_tokens, tap.output_tokens, tap.cached_tokens
-    input_tokens = tap.input_tokens or estimate_request_tokens(call.fmt, call.upstream_body)
-    return input_tokens, max(tap.output_tokens, sent.tokens()), tap.cached_tokens

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from studio.gateway.cost import Usage
-from studio.gateway.text.tokens import text_tokens
+from studio.gateway.text.tokens import estimate_request_tokens, text_tokens
 from studio.providers.sse import SSEEvent
 
 FINAL_RESPONSE_EVENTS = {"response.completed", "response.incomplete", "response.failed"}
@@ -192,6 +192,19 @@ def _loads_string(piece: bytes) -> str:
     except orjson.JSONDecodeError:
         return piece.decode("utf-8", "replace")
     return value if isinstance(value, str) else ""
+
+
+def cut_usage(tap: UsageTap | None, sent: StreamedText | None, fmt: str, body: dict[str, Any]) -> tuple[int, int, int]:
+    """(input, output, cached input) tokens of a stream cut short after it started (``tap`` and
+    ``sent``: what it had seen and sent): the upstream's own counts when its final usage had
+    arrived, else the larger of what it had reported and the estimates of the request (``body``,
+    as the upstream got it in format ``fmt``) and of the text sent so far."""
+    if tap is None or sent is None:
+        return 0, 0, 0
+    if tap.complete:
+        return tap.input_tokens, tap.output_tokens, tap.cached_tokens
+    input_tokens = tap.input_tokens or estimate_request_tokens(fmt, body)
+    return input_tokens, max(tap.output_tokens, sent.tokens()), tap.cached_tokens
 
 
 def add_cost(fmt: str, name: str | None, data: dict[str, Any], cost: float) -> bool:
