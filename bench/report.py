@@ -172,6 +172,15 @@ def fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+def added_text(added_ms: float | None, direct_ms: float | None) -> str:
+    """An added latency as the summary line reads it. Below zero it measures nothing: the direct
+    path's own tail (the fake vendor writing a 4K frame to 16 connections at once starves some of
+    them for seconds) was longer than the relay's, which reads at its own pace."""
+    if added_ms is not None and added_ms < 0:
+        return f"n/a (the direct path's own p99, {fmt(direct_ms, 0)} ms, is longer)"
+    return f"{fmt(added_ms, 2)} ms"
+
+
 def grid(head: list[str], body: list[list[str]]) -> str:
     """Columns padded to their widest cell; the first two left-aligned, numbers right-aligned."""
     widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head))]
@@ -193,10 +202,12 @@ def table(rows: list[dict], outcome: Outcome) -> str:
     judged = verdicts(found)
     for key, label, goal, higher in GOALS:
         lines.append(f"{label}: {fmt(found.get(key), 2)} (goal {'≥' if higher else '≤'} {goal:g}: {judged[key]})")
+    direct_p99 = {r["scenario"]: r["p99_ms"] for r in rows if r["target"] == "direct"}
     for s in CPU_SCENARIOS:
         if found.get(f"added_p99_ms:{s}") is not None:
-            lines.append(f"added p99 latency, {SCENARIOS[s].label}: {fmt(found[f'added_p99_ms:{s}'], 2)} ms bare, "
-                         f"{fmt(found.get(f'production_added_p99_ms:{s}'), 2)} ms production")
+            lines.append(f"added p99 latency, {SCENARIOS[s].label}: "
+                         f"{added_text(found[f'added_p99_ms:{s}'], direct_p99.get(s))} bare, "
+                         f"{added_text(found.get(f'production_added_p99_ms:{s}'), direct_p99.get(s))} production")
     for target, scenarios in outcome.unavailable.items():
         for scenario, why in scenarios.items():
             if why != "not offered by this target":

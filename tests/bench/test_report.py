@@ -122,3 +122,18 @@ def test_scale_compares_cpu_per_request_with_one_worker() -> None:
     assert [r["cpu_vs_one_worker"] for r in rows] == [pytest.approx(1.0), pytest.approx(1.1)]
     text = scale.table({"rows": rows})
     assert "chat, buffered" in text and "1.10" in text
+
+
+def test_an_added_p99_below_zero_is_reported_as_measuring_nothing() -> None:
+    # The direct path's tail longer than the relay's (as the fake vendor's, writing 4K frames to
+    # many connections at once): "added" latency would read negative.
+    run = outcome({("direct", "image_4k_stream"): 2_000, ("gateway", "image_4k_stream"): 20_000,
+                   ("gateway_prod", "image_4k_stream"): 21_000, ("direct", "chat"): 100, ("gateway", "chat"): 600,
+                   ("gateway_prod", "chat"): 660})
+    for m in run.measurements:
+        m.load["p99_ms"] = {"direct": 4_000.0 if m.scenario == "image_4k_stream" else 3.0, "gateway": 500.0,
+                            "gateway_prod": 520.0}[m.target]
+    text = report.table(report.summarize(run), run)
+    assert ("added p99 latency, 4K frame 15 MB, streamed: n/a (the direct path's own p99, 4,000 ms, is longer) bare, "
+            "n/a (the direct path's own p99, 4,000 ms, is longer) production") in text
+    assert "added p99 latency, chat, buffered: 497.00 ms bare, 517.00 ms production" in text

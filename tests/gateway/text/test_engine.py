@@ -366,6 +366,33 @@ async def test_a_stream_without_any_event_is_an_upstream_error(alice, openai):
     assert isinstance(call.record.error, UpstreamError)
 
 
+async def test_a_failure_hook_ends_a_started_stream_and_leaves_an_unstarted_one_to_raise(alice, openai):
+    """A stream given ``failure`` ends, once it has sent events, in the hook's frames (given the
+    error and how many events went before it), the call recorded as failed; before any event the
+    error is raised, for the route's own error answer."""
+    error = b'data: {"error":{"message":"overloaded","type":"server_error"}}\n\n'
+    seen = []
+
+    def failure(exc: GatewayError, sent: int) -> list[bytes]:
+        seen.append((exc.message, sent))
+        return [b"data: closing\n\n"]
+
+    openai.answer = lambda request: sse_answer([chunk({"content": "a"}) + chunk({"content": "b"}), chunk({"content": "c"}),
+                                                error])
+    call = await engine.prepare(who(alice), "chat", raw(model="omicron-4-mini", stream=True))
+    pieces = [piece async for piece in engine.stream(call, failure)]
+    assert pieces[-1] == b"data: closing\n\n" and sum(p.count(b"data: ") for p in pieces[:-1]) == 3
+    assert seen == [("overloaded", 3)]
+    assert call.record.error is not None and call.record.error.message == "overloaded"
+
+    openai.answer = lambda request: sse_answer([error])
+    call = await engine.prepare(who(alice), "chat", raw(model="omicron-4-mini", stream=True))
+    with pytest.raises(GatewayError, match="overloaded"):
+        async for _ in engine.stream(call, failure):
+            pass
+    assert len(seen) == 1 and call.record.error is not None
+
+
 def test_frame_and_wants_usage() -> None:
     assert engine.frame("chat", "ignored", b"{}") == b"data: {}\n\n"
     assert engine.frame("messages", "ping", b"{}") == b"event: ping\ndata: {}\n\n"
