@@ -491,7 +491,7 @@ async def stream(call: TextCall, failure: Failure | None = None) -> AsyncIterato
         return
     except BaseException as exc:  # the client went away or the task was cancelled
         started = record.first_byte_ms is not None  # nothing sent, nothing charged
-        record.usage(*cut_usage(call.tap if started else None, call.sent_text, call.fmt, call.upstream_body))
+        record.usage(*(cut_usage(call.tap, call.sent_text, call.fmt, call.upstream_body) if started else (0, 0, 0)))
         record.fail(ClientClosedRequest(f"the client closed the stream ({type(exc).__name__})"))
         raise
     if TERMINATOR[call.fmt]:
