@@ -17,6 +17,7 @@ import orjson
 from django.http import HttpRequest, HttpResponse
 
 from studio.core.errors import GatewayError, LimitExceeded, QuotaExceeded
+from studio.core.request_id import new as new_id
 
 GOOGLE_STATUS = {
     400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
@@ -135,7 +136,7 @@ Renderer = Callable[[GatewayError], dict[str, Any]]
 
 def new_request_id() -> str:
     """A request id in the messages format's spelling (``req_…``), for its header and error bodies."""
-    return "req_" + uuid.uuid4().hex
+    return "req_" + new_id()
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,11 @@ def accept(incoming: str | None) -> str:
     """The client's id when it is sane, else a new one."""
     if incoming and _SANE.fullmatch(incoming):
         return incoming
-    # 128 bits from the process's own generator (seeded from the system's randomness, and again
-    # in a forked child): an id needs to be unique, not secret, and ``os.urandom`` is a system
-    # call per request.
+    return new()
+
+
+def new() -> str:
+    """32 hex digits: 128 bits from the process's own generator (seeded from the system's
+    randomness, and again in a forked child). An id needs to be unique, not secret: ``os.urandom``
+    is a system call per request, and ``uuid.uuid4()`` builds and formats a ``UUID`` besides."""
     return f"{random.getrandbits(128):032x}"

@@ -1,14 +1,16 @@
-"""Reading a buffered answer's body in one piece.
+"""Reading an answer's body: a buffered one in one piece, a streamed one as it arrives.
 
 httpx reads a body through its stream's chunks, each crossing the content decoder, the chunker,
 the overall deadline (a timer armed and cancelled per chunk) and the transport's iterator, and
 then once more to learn that the body has ended. A vendor's buffered answer is read whole in
-one step where the stream can: aiohttp reads it to its end at once, under one deadline.
+one step where the stream can: aiohttp reads it to its end at once, under one deadline. A
+streamed answer is read from the transport's own iterator (``arriving``).
 """
 
 from __future__ import annotations
 
 import abc
+from collections.abc import AsyncIterator
 
 import httpx
 
@@ -49,3 +51,20 @@ async def close_answer(response: httpx.Response) -> None:
     elif not response.is_closed:
         response.is_closed = True
         await stream.aclose()
+
+
+def arriving(response: httpx.Response) -> AsyncIterator[bytes]:
+    """``response.aiter_raw()``: the body's pieces as the transport receives them. An answer made
+    by a transport's ``send`` carries no request, so the request context httpx's generator enters
+    for each piece (to name the request in an httpx error) and its chunker (a no-op without a
+    chunk size) have nothing to do: the pieces come from the transport's iterator itself. The
+    caller closes ``response`` (``close_answer``), as it does after ``aiter_raw``."""
+    stream = response.stream
+    if response._request is not None or not isinstance(stream, httpx.AsyncByteStream):
+        return response.aiter_raw()
+    if response.is_stream_consumed:
+        raise httpx.StreamConsumed()
+    if response.is_closed:
+        raise httpx.StreamClosed()
+    response.is_stream_consumed = True
+    return aiter(stream)

@@ -276,6 +276,23 @@ def test_insert_rows_of_one_named_field_and_of_rows_naming_different_fields(alic
                     ("b", "chat", 0, 0, 200), ("c", "", 0, 9, 200)]
 
 
+def test_insert_rows_writes_a_batch_in_a_few_statements_of_a_few_texts(alice, count_queries):
+    from studio.models import UsageRecord
+
+    inserts: list[str] = []
+    for batch in (300, 37, 300):
+        rows = [{"user_id": alice.user.id, "model_id": f"m{n}", "route": "chat", "input_tokens": n}
+                for n in range(batch)]
+        count_queries["sql"].clear()
+        recording.insert_rows(UsageRecord, rows)
+        sent = [sql for sql in count_queries["sql"] if sql.startswith("INSERT")]
+        assert len(sent) <= 12  # a few statements, not one per row
+        inserts += sent
+    assert len(set(inserts)) <= 7  # the same few texts each time: they stay prepared
+    written = list(UsageRecord.objects.order_by("id").values_list("model_id", "input_tokens"))
+    assert written == [(f"m{n}", n) for batch in (300, 37, 300) for n in range(batch)]
+
+
 def test_insert_rows_with_replace_updates_only_the_named_fields_of_a_taken_key(alice, count_queries):
     from studio.models import UsageRecord
 

@@ -1,5 +1,5 @@
 """Buffered answers are read whole in one step where the stream can, decoded as httpx decodes,
-and still bounded by the overall deadline."""
+and still bounded by the overall deadline; streamed ones arrive in the pieces they came in."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from studio.core.errors import UpstreamTimeout
 from studio.providers.aiohttp_transport import AiohttpTransport
-from studio.providers.bodies import WholeBodyStream, read_answer
+from studio.providers.bodies import WholeBodyStream, arriving, close_answer, read_answer
 from studio.providers.deadlines import DeadlineStream
 from tests.providers.test_aiohttp_transport import vendor
 
@@ -91,3 +91,54 @@ async def test_a_whole_read_past_the_overall_deadline_is_a_timeout():
         with pytest.raises(UpstreamTimeout) as caught:
             await bounded(base + PATH, total=0.5)
     assert caught.value.details["timeout"] == "total"
+
+
+class Pieces(httpx.AsyncByteStream):
+    """A streamed body in the pieces it arrives in; counts the times it was iterated."""
+
+    def __init__(self, *pieces: bytes) -> None:
+        self.pieces, self.iterated, self.closed = list(pieces), 0, False
+
+    async def __aiter__(self):
+        self.iterated += 1
+        for piece in self.pieces:
+            yield piece
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+async def test_a_streamed_body_arrives_in_its_pieces_once_and_is_closed_by_the_caller():
+    stream = Pieces(b"data: 1\n\n", b"data: 2\n\n")
+    response = httpx.Response(200, stream=stream)
+    assert [piece async for piece in arriving(response)] == [b"data: 1\n\n", b"data: 2\n\n"]
+    assert stream.iterated == 1 and not stream.closed  # closed by the caller, as after aiter_raw
+    with pytest.raises(httpx.StreamConsumed):
+        arriving(response)
+    await close_answer(response)
+    assert stream.closed and response.is_closed
+    unread = httpx.Response(200, stream=Pieces(b"x"))
+    await close_answer(unread)
+    with pytest.raises(httpx.StreamClosed):
+        arriving(unread)
+
+
+async def test_a_streamed_body_with_its_request_is_read_as_httpx_reads_it():
+    request = httpx.Request("POST", "http://vendor.test" + PATH)
+    response = httpx.Response(200, stream=Pieces(b"a", b"", b"b"), request=request)
+    assert [piece async for piece in arriving(response)] == [b"a", b"b"]  # httpx's aiter_raw skips empty pieces
+    assert response.is_closed  # aiter_raw closes the answer at its end
+
+
+async def test_a_stream_read_from_the_network_arrives_as_it_was_sent():
+    async with vendor(dripping(drip=0.01, pieces=3)) as base:
+        transport = AiohttpTransport()
+        try:
+            response = await transport.send("POST", base + PATH, content=b"{}", headers={},
+                                            timeout=httpx.Timeout(5))
+            try:
+                assert b"".join([piece async for piece in arriving(response)]) == b"xxx"
+            finally:
+                await close_answer(response)
+        finally:
+            await transport.aclose()

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from studio.providers.anthropic.errors import map_error
 from studio.providers.base import BaseUrlRule, Provider, json_body
+from studio.providers.bodies import arriving
 from studio.providers.contracts import Capability
 from studio.providers.sse import Read, iter_sse_reads
 
@@ -50,7 +51,7 @@ class AnthropicProvider(Provider):
                           headers: Mapping[str, str] | None = None) -> AsyncIterator[Read]:
         async with self.stream("POST", self.TEXT_PATHS[fmt], content=body,
                                headers={**JSON, **(headers or {})}) as response, \
-                contextlib.aclosing(iter_sse_reads(response.aiter_raw())) as reads:
+                contextlib.aclosing(iter_sse_reads(arriving(response))) as reads:
             async for events in reads:
                 for i, event in enumerate(events):
                     if event.event == "error":

@@ -19,6 +19,7 @@ import orjson
 from studio.core.errors import UpstreamError
 from studio.core.images import ImageEvent, ImageJob, ImageResult, item_from_vendor
 from studio.providers.base import json_body, map_transport_errors
+from studio.providers.bodies import arriving
 from studio.providers.sse import iter_sse
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ class ArkImagesMixin(_Base):
         content = orjson.dumps({**body, "stream": True})
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
         async with self.stream("POST", PATH, content=content, headers=headers) as response, \
-                contextlib.aclosing(iter_sse(response.aiter_raw())) as events:
+                contextlib.aclosing(iter_sse(arriving(response))) as events:
             async for event in events:
                 if not event.data:
                     continue

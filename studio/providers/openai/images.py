@@ -21,6 +21,7 @@ import orjson
 from studio.core.errors import GatewayError, UpstreamError, from_upstream_status
 from studio.core.images import EDITS, ImageEvent, ImageItem, ImageJob, ImageResult, item_from_vendor
 from studio.providers.base import json_body
+from studio.providers.bodies import arriving
 from studio.providers.openai.backdrop import flatten
 from studio.providers.sse import iter_sse
 
@@ -101,7 +102,7 @@ class OpenAIImagesMixin(_Base):
     ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         headers = {"content-type": content_type, "accept": "text/event-stream"}
         async with self.stream("POST", f"/images/{operation}", content=content, headers=headers) as response, \
-                contextlib.aclosing(iter_sse(response.aiter_raw())) as events:
+                contextlib.aclosing(iter_sse(arriving(response))) as events:
             async for event in events:
                 if not event.data or event.data == b"[DONE]":  # the terminator is optional (§0)
                     continue

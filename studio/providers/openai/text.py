@@ -16,6 +16,7 @@ import orjson
 
 from studio.core.errors import GatewayError
 from studio.providers.base import json_body
+from studio.providers.bodies import arriving
 from studio.providers.sse import Read, SSEEvent, iter_sse_reads
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ class OpenAITextMixin(_Base):
                           headers: Mapping[str, str] | None = None) -> AsyncIterator[Read]:
         async with self.stream("POST", self.TEXT_PATHS[fmt], content=body,
                                headers={**JSON, **(headers or {})}) as response, \
-                contextlib.aclosing(iter_sse_reads(response.aiter_raw())) as reads:
+                contextlib.aclosing(iter_sse_reads(arriving(response))) as reads:
             async for events in reads:
                 raw = events.raw
                 if raw is not None and b'data: {"error"' not in raw:  # lone data lines, no error among them
