@@ -55,10 +55,11 @@ async def close_answer(response: httpx.Response) -> None:
 
 def arriving(response: httpx.Response) -> AsyncIterator[bytes]:
     """``response.aiter_raw()``: the body's pieces as the transport receives them. An answer made
-    by a transport's ``send`` carries no request, so the request context httpx's generator enters
-    for each piece (to name the request in an httpx error) and its chunker (a no-op without a
-    chunk size) have nothing to do: the pieces come from the transport's iterator itself. The
-    caller closes ``response`` (``close_answer``), as it does after ``aiter_raw``."""
+    by a transport's ``send`` carries no request, so what httpx's generator adds around the
+    transport's iterator (a request context that names the request in an httpx error, a chunker
+    that passes each piece on as it is without a chunk size) has nothing to do: the pieces come
+    from that iterator itself, and an empty one is passed on too. The caller closes ``response``
+    (``close_answer``), as it does after ``aiter_raw``."""
     stream = response.stream
     if response._request is not None or not isinstance(stream, httpx.AsyncByteStream):
         return response.aiter_raw()

@@ -22,9 +22,15 @@ def media_files() -> set[Path]:
     return {p for p in Path(settings.MEDIA_ROOT).rglob("*") if p.is_file()}
 
 
+def by_table(captured: list[dict]) -> list[str]:
+    """``writes`` with each table named once: a batch's rows go in a few statements of a power of
+    two of rows each (``recording.insert_rows``), so a batch of 3 is two statements a table."""
+    return sorted(set(writes(captured)))
+
+
 def one_statement_per_table() -> list[str]:
-    """``writes`` of a batch of picture records: an INSERT each of generations, assets and usage
-    rows, and an UPDATE of the keys' last use."""
+    """``writes`` of a batch of picture records whose size is a power of two: an INSERT each of
+    generations, assets and usage rows, and an UPDATE of the keys' last use."""
     from studio.models import ApiKey, Asset, Generation, UsageRecord
 
     return sorted([*(f"INSERT {m._meta.db_table}" for m in (Generation, Asset, UsageRecord)),

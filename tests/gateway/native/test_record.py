@@ -204,9 +204,9 @@ def test_a_write_rolled_back_keeps_the_frames_for_the_next_try(alice):
 
 
 def test_a_batch_is_written_in_one_statement_per_table_and_its_files_go_if_it_fails(alice):
-    """A busy gateway's native records go in together: one INSERT for the generations, one for
-    their pictures, one for the usage rows and one UPDATE of the key's last use, whatever the
-    batch's size. A batch the recorder cannot write leaves no picture file of a record it could not write."""
+    """A busy gateway's native records go in together: for four records, one INSERT for the
+    generations, one for their pictures, one for the usage rows and one UPDATE of the key's last
+    use. A batch the recorder cannot write leaves no picture file of a record it could not write."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
