@@ -45,12 +45,17 @@ async def close_answer(response: httpx.Response) -> None:
     """``response.aclose()``. An answer made by a transport's ``send`` carries no request, so the
     request context httpx's ``aclose`` enters (a generator-based context manager that names the
     request in an httpx error) has nothing to add: its stream is closed directly."""
-    stream = response.stream
-    if response._request is not None or not isinstance(stream, httpx.AsyncByteStream):
+    if not _sent_directly(response):
         await response.aclose()
     elif not response.is_closed:
         response.is_closed = True
-        await stream.aclose()
+        await response.stream.aclose()
+
+
+def _sent_directly(response: httpx.Response) -> bool:
+    """Whether ``response`` came from a transport's ``send`` (no request) with a byte stream of
+    httpx's own kind: what httpx's reading and closing add around that stream has nothing to do."""
+    return response._request is None and isinstance(response.stream, httpx.AsyncByteStream)
 
 
 def arriving(response: httpx.Response) -> AsyncIterator[bytes]:
@@ -60,12 +65,11 @@ def arriving(response: httpx.Response) -> AsyncIterator[bytes]:
     that passes each piece on as it is without a chunk size) has nothing to do: the pieces come
     from that iterator itself, and an empty one is passed on too. The caller closes ``response``
     (``close_answer``), as it does after ``aiter_raw``."""
-    stream = response.stream
-    if response._request is not None or not isinstance(stream, httpx.AsyncByteStream):
+    if not _sent_directly(response):
         return response.aiter_raw()
     if response.is_stream_consumed:
         raise httpx.StreamConsumed()
     if response.is_closed:
         raise httpx.StreamClosed()
     response.is_stream_consumed = True
-    return aiter(stream)
+    return aiter(response.stream)
