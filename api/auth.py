@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
+from api.headers import header
 from studio.core.errors import AuthenticationFailed, BadRequest
 from studio.core.principal import Principal
 from studio.gateway import snapshot
@@ -11,10 +12,10 @@ from studio.gateway.auth import authenticate
 
 
 def _bearer(request: HttpRequest) -> str | None:
-    header = request.META.get("HTTP_AUTHORIZATION")  # ``request.headers`` would copy every header
-    if header is None:
+    value = header(request, "authorization")
+    if value is None:
         return None
-    scheme, _, token = header.partition(" ")
+    scheme, _, token = value.partition(" ")
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
@@ -23,7 +24,7 @@ def native_key(request: HttpRequest) -> str:
 
     Several of them may be sent only when they carry the same key.
     """
-    header_key = request.headers.get("x-delta-api-key") or request.headers.get("x-goog-api-key")
+    header_key = header(request, "x-delta-api-key") or header(request, "x-goog-api-key")
     given = [key for key in (header_key, _bearer(request), request.GET.get("key")) if key]
     if len(set(given)) > 1:
         raise BadRequest(
@@ -40,7 +41,7 @@ def bearer_key(request: HttpRequest) -> str:
 
 def messages_key(request: HttpRequest) -> str:
     """``X-Api-Key`` as the spec says; Bearer too, which current SDKs send."""
-    return request.headers.get("x-api-key") or _bearer(request) or ""
+    return header(request, "x-api-key") or _bearer(request) or ""
 
 
 async def principal_for(key: str) -> Principal:

@@ -17,6 +17,7 @@ from django.http import HttpRequest, HttpResponse
 from api.auth import bearer_key, messages_key, principal_for
 from api.body import json_response
 from api.errors import MESSAGES, OPENAI
+from api.headers import header
 from api.native import models as native_models
 from api.openapi import BEARER, MESSAGES_KEYS
 from api.routing import FamilyRouter
@@ -47,7 +48,7 @@ def _messages_entry(model: snapshot.ModelEntry) -> dict:
 def _messages_style(request: HttpRequest) -> bool:
     """The messages format's version header says who calls: its SDK sends it with every request
     (the key as ``x-api-key``, or as Bearer in current versions); OpenAI's clients never do."""
-    return any(request.headers.get(h) for h in VERSION_HEADERS)
+    return any(header(request, h) for h in VERSION_HEADERS)
 
 
 def _limit(request: HttpRequest) -> int:

@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from api.auth import native_key, principal_for
 from api.body import json_response
 from api.errors import NATIVE
+from api.headers import header
 from api.openapi import NATIVE_KEYS
 from api.routing import FamilyRouter
 from studio.core.entries import ModelEntry
@@ -31,7 +32,7 @@ MAX_PAGE_SIZE = 1000
 
 def called_natively(request: HttpRequest) -> bool:
     """Whether a ``/v1/models`` call came from a native client (its key header or ``?key=``)."""
-    return bool(request.headers.get("x-goog-api-key") or request.headers.get("x-delta-api-key")
+    return bool(header(request, "x-goog-api-key") or header(request, "x-delta-api-key")
                 or request.GET.get("key"))
 
 

@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from api.auth import messages_key, principal_for
 from api.body import JsonAnswer, json_response
 from api.errors import MESSAGES, new_request_id
+from api.headers import header
 from api.sse import named_error_frame, ready_frame, start_stream
 from studio.core.errors import BadRequest
 from studio.gateway.text import engine as text_engine
@@ -21,15 +22,15 @@ FORWARDED_HEADERS = ("anthropic-beta",)
 
 
 def require_version(request: HttpRequest) -> str:
-    for header in VERSION_HEADERS:
-        value = request.headers.get(header)
+    for name in VERSION_HEADERS:
+        value = header(request, name)
         if value:
             return value
     raise BadRequest("epsilon-version: header is required", param="epsilon-version")
 
 
 def forwarded(request: HttpRequest) -> dict[str, str]:
-    return {name: request.headers[name] for name in FORWARDED_HEADERS if request.headers.get(name)}
+    return {name: value for name in FORWARDED_HEADERS if (value := header(request, name))}
 
 
 def named(response: HttpResponse) -> HttpResponse:
