@@ -9,6 +9,7 @@ skips comment lines (proxies inject ``: keepalive``), and hands each event's dat
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 
@@ -54,6 +55,21 @@ class Read(list[SSEEvent]):
                     end = framed.index(b"\n\n", end) + 2
                 framed = framed[:end]
         return Read(self[:count], raw, framed)
+
+
+# One event of the common kind: an optional ``event:`` line, one ``data:`` line, the blank line.
+_PLAIN_EVENT = re.compile(rb"(?:event: ([^\n]*)\n)?data: ([^\n]*)\n\n")
+_NAMES_KEPT = 256
+_names: dict[bytes, str] = {}  # an event name's bytes → the name (a stream repeats a few names)
+
+
+def _event_name(raw: bytes) -> str:
+    name = _names.get(raw)
+    if name is None:
+        name = raw.decode("utf-8", "replace")
+        if len(_names) < _NAMES_KEPT:
+            _names[raw] = name
+    return name
 
 
 class SSEParser:
@@ -116,18 +132,14 @@ class SSEParser:
         """Take the events at the head of ``chunk`` that are a lone ``data:`` line, or ``event:``
         then ``data:``, each ended by a blank line, in one step each; how many bytes they took.
         What follows them (another kind of event, a part of one) goes through the line parser."""
-        at = 0
-        for block in chunk[:chunk.rfind(b"\n\n") + 2].split(b"\n\n")[:-1]:
-            first = block.find(b"\n")
-            if first < 0 and block.startswith(b"data: "):
-                events.append(SSEEvent(data=block[6:], id=self._id))
-            elif (block.startswith(b"event: ") and block.find(b"\n", first + 1) < 0
-                  and block.startswith(b"data: ", first + 1)):
-                events.append(SSEEvent(data=block[first + 7:], event=block[7:first].decode("utf-8", "replace"),
-                                       id=self._id))
-            else:
+        at, end, match, key = 0, len(chunk), _PLAIN_EVENT.match, self._id
+        while at < end:
+            found = match(chunk, at)
+            if found is None:
                 break
-            at += len(block) + 2
+            raw, data = found.groups()
+            events.append(SSEEvent(data, None if raw is None else _event_name(raw), key))
+            at = found.end()
         return at
 
     def _line(self, buf: bytearray, start: int, end: int, events: list[SSEEvent]) -> None:

@@ -129,3 +129,13 @@ def test_a_read_of_named_events_keeps_its_bytes_for_a_relay_and_cuts_them_at_its
         found = SSEParser().feed(other)
         assert found.framed is None and found.head(0).framed is None, other
         assert [(e.event, e.data) for e in found] == [(e.event, e.data) for e in parse_all([other])][:len(found)]
+
+
+def test_event_names_read_the_same_before_and_after_the_parser_has_kept_them():
+    names = [f"event_{n}" for n in range(300)] + ["caf\xe9"]  # more names than are kept
+    stream = b"".join(b"event: " + name.encode() + b"\ndata: 1\n\n" for name in names) + b"event: \xff\ndata: 2\n\n"
+    for _ in range(2):
+        read = SSEParser().feed(stream)
+        assert [e.event for e in read] == [*names, "\ufffd"]
+        assert read.framed == stream
+        assert [(e.event, e.data) for e in read] == [(e.event, e.data) for e in parse_all([stream[:9], stream[9:]])]

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from studio.core import request_id
 
 # A stream event in any text format: (SSE event name or None, decoded JSON data).
 Event = tuple[str | None, dict[str, Any]]
@@ -43,7 +44,7 @@ class Context:
 
     def id(self, prefix: str) -> str:
         if not self.token:
-            self.token = uuid.uuid4().hex[:24]
+            self.token = request_id.new()[:24]
         return f"{prefix}{self.token}"
 
 
