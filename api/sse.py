@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from django.http import HttpRequest, StreamingHttpResponse
+from django.http.cookie import SimpleCookie
+from django.http.response import ResponseHeaders
 
 from api.errors import family_for
 from studio.core import streams
@@ -46,7 +48,7 @@ async def start_stream(
     events: AsyncIterator[Any],
     frame: Callable[[Any], Sequence[bytes | memoryview]] = data_frame,
     error_frame: Callable[[bytes], Sequence[bytes | memoryview]] = data_frame,
-) -> StreamingHttpResponse:
+) -> EventStream:
     """Await the first event (errors before it become a normal error response), then stream.
 
     An error after the first event can no longer change the status: it is sent as the
@@ -70,7 +72,27 @@ async def start_stream(
         finally:
             await streams.close(events)  # left early: the events' source settles what it sent now
 
-    response = StreamingHttpResponse(body(), content_type="text/event-stream")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"
-    return response
+    return EventStream(body())
+
+
+class EventStream(StreamingHttpResponse):
+    """``StreamingHttpResponse(events, content_type="text/event-stream")`` with ``Cache-Control:
+    no-cache`` and ``X-Accel-Buffering: no``, made directly, as ``api.body.JsonAnswer`` is: the
+    general constructor and header setter look each header up in the new store and check its
+    name and value for their charset, for three constants (``tests/api/test_sse.py`` compares
+    the two)."""
+
+    def __init__(self, events: AsyncIterator[bytes]) -> None:
+        self.headers = ResponseHeaders(None)
+        self.headers._store.update(_STREAM_HEADERS)
+        self._charset = None
+        self._resource_closers = []
+        self._handler_class = None
+        self.cookies = SimpleCookie()
+        self.closed = False
+        self._reason_phrase = None
+        self._iterator, self.is_async = events, True  # what the ``streaming_content`` setter makes of it
+
+
+_STREAM_HEADERS = {name.lower(): (name, value) for name, value in (
+    ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no"))}

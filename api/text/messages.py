@@ -19,6 +19,7 @@ from studio.gateway.text import token_count
 
 VERSION_HEADERS = ("epsilon-version", "anthropic-version")
 FORWARDED_HEADERS = ("anthropic-beta",)
+REQUEST_ID_HEADER = (MESSAGES.request_id_header or "request-id").lower()
 
 
 def require_version(request: HttpRequest) -> str:
@@ -34,7 +35,9 @@ def forwarded(request: HttpRequest) -> dict[str, str]:
 
 
 def named(response: HttpResponse) -> HttpResponse:
-    response[MESSAGES.request_id_header or "request-id"] = new_request_id()
+    # Straight into the header store (as ``api.spend_headers`` does): a lower-case constant name
+    # and an ASCII id, which Django's checks would pass unchanged.
+    response.headers._store[REQUEST_ID_HEADER] = (REQUEST_ID_HEADER, new_request_id())
     return response
 
 
