@@ -29,6 +29,7 @@ from studio.core.errors import BadRequest, ClientClosedRequest, GatewayError, Up
 from studio.core.principal import Principal
 from studio.gateway import admission, routing, snapshot
 from studio.gateway.auth import resolve_model
+from studio.gateway.text import as_is as as_is_names
 from studio.gateway.text import stored, translators
 from studio.gateway.text import validation as text_validation
 from studio.gateway.text.record import TextRecord
@@ -322,19 +323,19 @@ def _relay_event(call: TextCall, leg: Leg, event: SSEEvent, tap: UsageTap, sent:
 def _named_read(call: TextCall, leg: Leg, read: Read, framed: bytes, tap: UsageTap, sent: StreamedText,
                 pending: list[bytes]) -> None:
     """A read of named events whose bytes are ``framed`` (``Read.framed``) into ``pending``: each
-    run of events the relay sends unchanged (``_as_is``: text deltas, and the events around them
+    run of events the relay sends unchanged (``text.as_is``: text deltas, and the events around them
     that carry no model, usage or response object) as the bytes it came in, every other event one
     by one (``_relay_event``). A run that names a model anyway (or, for a call that continued a
     stored response, a previous response) goes one by one too. An event name that is not ASCII
     leaves the rest of the read to go one by one (how many bytes it took is not known from the
     decoded name)."""
-    as_is = _AS_IS[call.fmt]
+    as_is = as_is_names.BY_FORMAT[call.fmt]
     count = len(read)
     i = at = 0  # the event under way, and where it starts in ``framed``
     while i < count:
         event = read[i]
         name = event.event
-        if name is None or not as_is(name) or not name.isascii():
+        if name is None or not as_is[name]:
             _relay_event(call, leg, event, tap, sent, pending)
             i += 1
             if name is not None and not name.isascii():
@@ -351,7 +352,7 @@ def _named_read(call: TextCall, leg: Leg, read: Read, framed: bytes, tap: UsageT
                 break
             event = read[i]
             name = event.event
-            if name is None or not as_is(name) or not name.isascii():
+            if name is None or not as_is[name]:
                 break
         run = framed if start == 0 and at == len(framed) else framed[start:at]
         if b'"model":' in run or (call.previous_field and b'"previous_response_id":' in run):
@@ -362,19 +363,6 @@ def _named_read(call: TextCall, leg: Leg, read: Read, framed: bytes, tap: UsageT
             sent.observe_read(run)
             pending.append(run)
 
-
-# The named events a relay sends as they came, by format: the text deltas (``StreamedText``
-# counts their text from the bytes) and the events that carry no model, no usage, no response
-# object and no text field of the counter's (messages: a block's end, a ping, the stream's end;
-# responses: the ``….added`` and ``….done`` events of an output item or its parts). Any other
-# event (``message_start``, ``message_delta``, ``response.created``, ``error``, …) gets a look
-# of its own.
-_MESSAGES_AS_IS = frozenset({"content_block_delta", "content_block_stop", "ping", "message_stop"})
-_RESPONSES_AS_IS = (".delta", ".added", ".done")
-_AS_IS: dict[str, Callable[[str], bool]] = {
-    "messages": _MESSAGES_AS_IS.__contains__,
-    "responses": lambda name: name.endswith(_RESPONSES_AS_IS),
-}
 
 # A chat event that needs a look of its own: the usage (the cost goes into it), and the usage
 # chunk only the gateway asked for (left out).

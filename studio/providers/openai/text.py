@@ -57,6 +57,9 @@ class OpenAITextMixin(_Base):
                         if marker:
                             yield Read(events[:-1], raw[:marker])  # what came before the end marker
                         return
+                elif raw is None and (framed := events.framed) is not None and not _may_end(framed):
+                    yield events  # named events (responses), none of which can end the stream
+                    continue
                 for i, event in enumerate(events):
                     done = event.data == b"[DONE]"
                     if done or event.event in ("error", "response.failed") or event.data.startswith(b'{"error"'):
@@ -77,3 +80,10 @@ class OpenAITextMixin(_Base):
         body = {"error": {"message": error.get("message") or "the upstream stream failed", "type": kind,
                           "param": error.get("param"), "code": error.get("code")}}
         return self.error_from_response(status, orjson.dumps(body))
+
+
+def _may_end(framed: bytes) -> bool:
+    """Whether a read of named events (its ``Read.framed`` bytes) may hold one that ends the stream:
+    the end marker, an error, a failed response. Only then are its events looked at one by one."""
+    return (b"data: [DONE]" in framed or b'data: {"error"' in framed or b"event: error\n" in framed
+            or b"event: response.failed\n" in framed)

@@ -3,6 +3,8 @@ mapping (buffered and inside a stream) and failover."""
 
 from __future__ import annotations
 
+import contextlib
+
 import orjson
 import pytest
 
@@ -203,3 +205,39 @@ async def test_an_error_event_in_a_read_ends_the_stream_after_the_events_before_
     finally:
         fake.unmount()
     assert got == [[b"1"]] and exc.value.status == 502 and "overloaded" in str(exc.value)
+
+
+def named(name: bytes, data: bytes) -> bytes:
+    return b"event: " + name + b"\ndata: " + data + b"\n\n"
+
+
+DELTA = named(b"response.output_text.delta", b'{"type":"response.output_text.delta","delta":"hi"}')
+FAILED = named(b"response.failed", b'{"type":"response.failed","response":{"error":{"code":"server_error",'
+                                   b'"message":"overloaded"}}}')
+
+
+@pytest.mark.parametrize(("reads", "passed", "fails"), [
+    ([DELTA + DELTA, DELTA], [[DELTA + DELTA], [DELTA]], False),  # nothing that ends it: each read as it came
+    ([DELTA, DELTA + FAILED + DELTA], [[DELTA], [DELTA]], True),  # a failed response, mid-read
+    ([DELTA + named(b"error", b'{"error":{"type":"server_error","message":"overloaded"}}')], [[DELTA]], True),
+    ([DELTA + named(b"response.output_text.delta", b'{"error":{"type":"server_error","message":"x"}}')],
+     [[DELTA]], True),  # an error body under another name
+    ([DELTA + b"data: [DONE]\n\n" + DELTA], [[DELTA]], False),  # the end marker
+    ([DELTA + named(b"response.output_text.delta", b'{"delta":"data: [DONE]"}')],  # the marker's text in a delta
+     [[DELTA + named(b"response.output_text.delta", b'{"delta":"data: [DONE]"}')]], False),
+])
+async def test_a_read_of_named_events_goes_on_whole_unless_one_of_them_ends_the_stream(reads, passed, fails):
+    from studio.core.errors import UpstreamError
+    from studio.providers.openai.provider import OpenAIProvider
+    from tests.providers.video_fakes import upstream
+
+    fake = FakeVendor("http://reads-openai.test/v1", answer=lambda request: sse_answer(reads))
+    fake.mount()
+    got = []
+    try:
+        with contextlib.nullcontext() if not fails else pytest.raises(UpstreamError):
+            async for read in OpenAIProvider(upstream("openai", fake.base_url, "k")).text_stream("responses", b"{}"):
+                got.append([read.framed])
+    finally:
+        fake.unmount()
+    assert got == passed
