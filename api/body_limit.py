@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import contextlib
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
 from api.errors import error_response
 from api.middleware import AsyncMiddleware
 from studio.core.errors import PayloadTooLarge
+from studio.core.hot_settings import hot
 
 
 def too_large() -> PayloadTooLarge:
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    limit = hot.DATA_UPLOAD_MAX_MEMORY_SIZE
     return PayloadTooLarge(f"the request body is larger than the {limit} bytes accepted", param="body",
                            details={"max_bytes": limit})
 
@@ -32,7 +32,7 @@ def too_large_response(request: HttpRequest) -> HttpResponse:
 
 
 def over_limit(request: HttpRequest) -> bool:
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    limit = hot.DATA_UPLOAD_MAX_MEMORY_SIZE
     if limit is None:
         return False
     try:

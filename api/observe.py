@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import time
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from api.middleware import AsyncMiddleware
 from studio.core import request_id, streams
+from studio.core.hot_settings import hot
 from studio.gateway import admission, metrics, request_log
 
 
@@ -31,7 +31,7 @@ class ObserveMiddleware(AsyncMiddleware):
         # Straight into the header store (as ``api.spend_headers`` does): the name is a lower-case
         # constant and the id plain ASCII (``request_id.accept``), which Django's checks pass unchanged.
         response.headers._store[request_id.HEADER] = (request_id.HEADER, rid)
-        counted, logged = settings.STUDIO_METRICS, settings.STUDIO_REQUEST_LOG
+        counted, logged = hot.STUDIO_METRICS, hot.STUDIO_REQUEST_LOG
         if not (counted or logged):
             return response
         done = _Done(request, rid, started, admission.current.get(), counted, logged)
@@ -72,7 +72,7 @@ class _Done:
                 latency_ms=seconds * 1000, first_byte_ms=first * 1000,
                 principal=ticket.principal if ticket is not None else None, model=model, upstream=upstream,
                 usage=usage, cost=ticket.cost_display() if ticket is not None and ticket.cost is not None else None,
-                prompt=_prompt(request) if settings.STUDIO_LOG_PROMPTS else None,
+                prompt=_prompt(request) if hot.STUDIO_LOG_PROMPTS else None,
             ))
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.handlers.asgi import ASGIRequest, get_script_prefix
+from django.core.handlers.asgi import ASGIRequest
+
+from studio.core.hot_settings import script_prefix
 
 NAMES_KEPT = 512
 _meta_names: dict[bytes, str | None] = {}  # a header's name → its META key (None: dropped)
@@ -46,7 +48,7 @@ class ApiRequest(ASGIRequest):
         self._read_started = False
         self.resolver_match = None
         path = self.path = scope["path"]
-        script_name = self.script_name = get_script_prefix(scope)
+        script_name = self.script_name = script_prefix(scope)
         path_info = self.path_info = path.removeprefix(script_name) if script_name else path
         method = self.method = scope["method"].upper()
         query_string = scope.get("query_string", "")

@@ -28,13 +28,14 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import RequestAborted
-from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.exception import convert_exception_to_response
 from django.urls import set_script_prefix
 from django.utils.module_loading import import_string
 
 from studio.api_request import ApiRequest
 from studio.core import memory, streams
+from studio.core.hot_settings import hot, script_prefix
 
 logger = logging.getLogger("studio.serving")
 
@@ -58,7 +59,7 @@ class ApiASGIHandler(ASGIHandler):
         await self.handle(scope, receive, send)
 
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        limit = hot.DATA_UPLOAD_MAX_MEMORY_SIZE
         try:
             body_file, size, whole = await self.read_limited_body(receive, limit)
         except RequestAborted:
@@ -69,7 +70,7 @@ class ApiASGIHandler(ASGIHandler):
             headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
             scope = {**scope, "headers": [*headers, (b"content-length", str(size).encode())]}
             whole = None
-        prefix = get_script_prefix(scope)
+        prefix = script_prefix(scope)
         if prefix:  # no prefix is the default ("/"): the request's context already reads it
             set_script_prefix(prefix)
         request, error_response = self.create_request(scope, body_file)
@@ -127,7 +128,7 @@ class ApiASGIHandler(ASGIHandler):
         ``FILE_UPLOAD_MAX_MEMORY_SIZE`` stays in memory; a larger one goes to a temporary file, as
         Django's does. Returns the file, the size sent, and the body's bytes when it stayed in
         memory."""
-        in_memory = settings.FILE_UPLOAD_MAX_MEMORY_SIZE
+        in_memory = hot.FILE_UPLOAD_MAX_MEMORY_SIZE
         chunks: list[bytes] = []
         spool = None  # a file, once the body is larger than Django keeps in memory
         size = 0

@@ -25,6 +25,7 @@ from prometheus_client import multiprocess as prometheus_multiprocess
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from studio.core.hot_settings import hot
 from studio.core.video_states import ACTIVE_STATUSES
 from studio.gateway import health, recorder_metrics, snapshot
 from studio.gateway.cost import Usage
@@ -109,7 +110,7 @@ WEBSOCKETS = Gauge("studio_websocket_connections", "Open studio WebSocket connec
 
 
 def enabled() -> bool:
-    return settings.STUDIO_METRICS
+    return hot.STUDIO_METRICS
 
 
 def multiprocess() -> bool:

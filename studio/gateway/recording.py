@@ -28,6 +28,7 @@ from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models.constants import OnConflict
 from django.utils import timezone
 
+from studio.core.hot_settings import hot
 from studio.gateway import recorder_metrics
 
 logger = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ class Recorder:
         """Queue ``record``; a ``patient`` one may wait a moment for others to share its write."""
         self.pending += 1
         self.pending_bytes += _weight(record)
-        if self.pending_bytes > settings.STUDIO_RECORDER_MAX_PENDING_BYTES:
+        if self.pending_bytes > hot.STUDIO_RECORDER_MAX_PENDING_BYTES:
             self.roomy.clear()
         self.idle.clear()
         self.queue.put_nowait((record, attempt))
@@ -159,7 +160,7 @@ class Recorder:
                     self._retry(record, attempts[id(record)])
                 self.pending -= len(batch)
                 self.pending_bytes = max(self.pending_bytes - weight, 0)
-                if self.pending_bytes <= settings.STUDIO_RECORDER_MAX_PENDING_BYTES:
+                if self.pending_bytes <= hot.STUDIO_RECORDER_MAX_PENDING_BYTES:
                     self.roomy.set()
                 if self.pending == 0:
                     self.idle.set()

@@ -21,11 +21,11 @@ import time
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
 from studio.core.entries import BudgetEntry, KeyEntry, LimitEntry, ModelEntry, Snapshot, UpstreamEntry
+from studio.core.hot_settings import hot
 from studio.gateway import events, settled_spend
 
 SANDBOX_PROTOCOL = "sandbox"
@@ -164,7 +164,7 @@ async def get() -> Snapshot:
     snap = _state.snapshot
     if snap is None:
         return await _reload()
-    if time.monotonic() - snap.loaded_at > settings.STUDIO_CACHE_TTL and _state.refreshing is None:
+    if time.monotonic() - snap.loaded_at > hot.STUDIO_CACHE_TTL and _state.refreshing is None:
         # Serve the current snapshot; refresh behind it.
         _state.refreshing = asyncio.get_running_loop().create_task(_background_refresh())
     return snap

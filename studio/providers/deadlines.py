@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import httpx
-from django.conf import settings
 
 from studio.core.errors import UpstreamTimeout
+from studio.core.hot_settings import hot
 from studio.providers.bodies import WholeBodyStream
 from studio.providers.contracts import Capability
 
@@ -36,7 +36,7 @@ _made: dict[Capability, tuple[object, Deadlines]] = {}
 
 def deadlines_for(capability: Capability) -> Deadlines:
     """The family's deadlines, made once per setting (every upstream call asks for them)."""
-    table = settings.STUDIO_UPSTREAM_DEADLINES
+    table = hot.STUDIO_UPSTREAM_DEADLINES
     made = _made.get(capability)
     if made is None or made[0] is not table:
         made = _made[capability] = (table, Deadlines(**table[FAMILY_OF[capability]]))
