@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.http.cookie import SimpleCookie
 from django.http.response import ResponseHeaders
 
@@ -27,6 +28,23 @@ def json_object(request: HttpRequest) -> dict[str, Any]:
     return body
 
 
+def start_response(response: HttpResponseBase, headers: Mapping[str, tuple[str, str]]) -> None:
+    """What ``HttpResponseBase.__init__`` sets on a new response, for a response class that makes
+    itself directly: ``headers`` go into the header store as Django keeps them (lower-cased name →
+    ``(name, value)``), without its look-ups and charset checks (constants that pass them)."""
+    response.headers = ResponseHeaders(None)
+    response.headers._store.update(headers)
+    response._charset = None
+    response._resource_closers = []
+    response._handler_class = None
+    response.cookies = SimpleCookie()
+    response.closed = False
+    response._reason_phrase = None
+
+
+_JSON_HEADERS = {"content-type": ("Content-Type", "application/json")}
+
+
 class JsonAnswer(HttpResponse):
     """``HttpResponse(content, status=status, content_type="application/json")`` for JSON bytes,
     made directly: the general constructor looks the content type up in the new header store,
@@ -36,15 +54,8 @@ class JsonAnswer(HttpResponse):
     def __init__(self, content: bytes, status: int = 200) -> None:
         if not 100 <= status <= 599:
             raise ValueError("HTTP status code must be an integer from 100 to 599.")
-        self.headers = ResponseHeaders(None)
-        self.headers._store["content-type"] = ("Content-Type", "application/json")
-        self._charset = None
-        self._resource_closers = []
-        self._handler_class = None
-        self.cookies = SimpleCookie()
-        self.closed = False
+        start_response(self, _JSON_HEADERS)
         self.status_code = status
-        self._reason_phrase = None
         self._container = [content]
 
 

@@ -10,15 +10,18 @@ from __future__ import annotations
 from django.http import HttpRequest
 
 from studio.api_request import meta_name
-
-_keys: dict[str, str] = {}  # a header's name → its META key; the names are the API's own constants
+from studio.core.memo import Memo
 
 
 def header(request: HttpRequest, name: str) -> str | None:
     """The header ``name`` as ``request.headers.get(name)`` reads it: any case, an underscore read
     as a hyphen, a repeated header joined by commas (a header sent with an underscore is never
     read: Django drops it)."""
-    key = _keys.get(name)
-    if key is None:
-        key = _keys[name] = meta_name(name.lower().replace("_", "-").encode("latin1")) or ""
-    return request.META.get(key)
+    return request.META.get(_keys[name])
+
+
+def _key(name: str) -> str:
+    return meta_name(name.lower().replace("_", "-").encode("latin1")) or ""
+
+
+_keys: Memo[str, str] = Memo(_key)  # a header's name → its META key

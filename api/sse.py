@@ -7,9 +7,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from django.http import HttpRequest, StreamingHttpResponse
-from django.http.cookie import SimpleCookie
-from django.http.response import ResponseHeaders
 
+from api.body import start_response
 from api.errors import family_for
 from studio.core import streams
 from studio.core.errors import GatewayError
@@ -83,14 +82,7 @@ class EventStream(StreamingHttpResponse):
     the two)."""
 
     def __init__(self, events: AsyncIterator[bytes]) -> None:
-        self.headers = ResponseHeaders(None)
-        self.headers._store.update(_STREAM_HEADERS)
-        self._charset = None
-        self._resource_closers = []
-        self._handler_class = None
-        self.cookies = SimpleCookie()
-        self.closed = False
-        self._reason_phrase = None
+        start_response(self, _STREAM_HEADERS)
         self._iterator, self.is_async = events, True  # what the ``streaming_content`` setter makes of it
 
 

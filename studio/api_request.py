@@ -15,18 +15,13 @@ from typing import Any
 from django.core.handlers.asgi import ASGIRequest
 
 from studio.core.hot_settings import script_prefix
+from studio.core.memo import Memo
 
 NAMES_KEPT = 512
-_meta_names: dict[bytes, str | None] = {}  # a header's name → its META key (None: dropped)
 JSON = "application/json"
 
 
-def meta_name(raw: bytes) -> str | None:
-    """The ``META`` key of the header named ``raw``, as Django's ``ASGIRequest`` spells it; None
-    for a name with an underscore, which Django drops (it would be ambiguous with a hyphen)."""
-    found = _meta_names.get(raw, False)
-    if found is not False:
-        return found  # type: ignore[return-value]
+def _meta_key(raw: bytes) -> str | None:
     name = raw.decode("latin1")
     if "_" in name:
         key = None
@@ -36,9 +31,16 @@ def meta_name(raw: bytes) -> str | None:
         key = "CONTENT_TYPE"
     else:
         key = "HTTP_" + name.upper().replace("-", "_")
-    if len(_meta_names) < NAMES_KEPT:
-        _meta_names[raw] = key
     return key
+
+
+_meta_names: Memo[bytes, str | None] = Memo(_meta_key, NAMES_KEPT)  # a header's name → its META key
+
+
+def meta_name(raw: bytes) -> str | None:
+    """The ``META`` key of the header named ``raw``, as Django's ``ASGIRequest`` spells it; None
+    for a name with an underscore, which Django drops (it would be ambiguous with a hyphen)."""
+    return _meta_names[raw]
 
 
 class ApiRequest(ASGIRequest):
@@ -71,7 +73,7 @@ class ApiRequest(ASGIRequest):
             meta["SERVER_PORT"] = "0"
         headers: dict[str, str] = {}
         for raw, value in scope.get("headers", []):
-            key = meta_name(raw)
+            key = _meta_names[raw]
             if key is None:
                 continue
             text = value.decode("latin1")

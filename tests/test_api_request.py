@@ -9,6 +9,7 @@ from django.core.handlers.asgi import ASGIRequest
 
 from studio import api_request
 from studio.api_request import ApiRequest
+from studio.core.memo import Memo
 
 
 def scope(headers: list[tuple[bytes, bytes]], **extra) -> dict:
@@ -41,8 +42,7 @@ def test_the_request_is_the_one_django_makes(name):
 
 
 def test_header_names_are_worked_out_once_and_a_bounded_number_kept(monkeypatch):
-    monkeypatch.setattr(api_request, "_meta_names", {})
-    monkeypatch.setattr(api_request, "NAMES_KEPT", 2)
+    monkeypatch.setattr(api_request, "_meta_names", Memo(api_request._meta_key, kept=2))
     names = [b"x-one", b"x_two", b"x-three", b"x-one"]
     assert [api_request.meta_name(n) for n in names] == ["HTTP_X_ONE", None, "HTTP_X_THREE", "HTTP_X_ONE"]
     assert api_request._meta_names == {b"x-one": "HTTP_X_ONE", b"x_two": None}

@@ -13,6 +13,8 @@ import re
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 
+from studio.core.memo import Memo
+
 
 @dataclass(slots=True)
 class SSEEvent:
@@ -59,17 +61,8 @@ class Read(list[SSEEvent]):
 
 # One event of the common kind: an optional ``event:`` line, one ``data:`` line, the blank line.
 _PLAIN_EVENT = re.compile(rb"(?:event: ([^\n]*)\n)?data: ([^\n]*)\n\n")
-_NAMES_KEPT = 256
-_names: dict[bytes, str] = {}  # an event name's bytes → the name (a stream repeats a few names)
-
-
-def _event_name(raw: bytes) -> str:
-    name = _names.get(raw)
-    if name is None:
-        name = raw.decode("utf-8", "replace")
-        if len(_names) < _NAMES_KEPT:
-            _names[raw] = name
-    return name
+# An event name's bytes → the name, decoded once a name (a stream repeats a few names).
+_names: Memo[bytes, str] = Memo(lambda raw: raw.decode("utf-8", "replace"))
 
 
 class SSEParser:
@@ -138,7 +131,7 @@ class SSEParser:
             if found is None:
                 break
             raw, data = found.groups()
-            events.append(SSEEvent(data, None if raw is None else _event_name(raw), key))
+            events.append(SSEEvent(data, None if raw is None else _names[raw], key))
             at = found.end()
         return at
 

@@ -16,12 +16,15 @@ def test_a_kept_setting_reads_as_django_reads_it(name):
 
 
 def test_a_changed_setting_is_read_again(settings):
-    before = hot.DATA_UPLOAD_MAX_MEMORY_SIZE
-    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = before + 7  # pytest-django's fixture: override_settings
-    assert hot.DATA_UPLOAD_MAX_MEMORY_SIZE == before + 7
+    def kept() -> int:
+        return hot.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+    changed = kept() + 7
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = changed  # pytest-django's fixture: override_settings
+    assert kept() == changed
     with override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=3):
-        assert hot.DATA_UPLOAD_MAX_MEMORY_SIZE == 3
-    assert hot.DATA_UPLOAD_MAX_MEMORY_SIZE == before + 7
+        assert kept() == 3
+    assert kept() == changed
 
 
 def test_a_setting_not_kept_is_refused():

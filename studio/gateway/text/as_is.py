@@ -10,29 +10,13 @@ output item or its parts). Any other event (``message_start``, ``message_delta``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from studio.core.memo import Memo
 
 MESSAGES = frozenset({"content_block_delta", "content_block_stop", "ping", "message_stop"})
 RESPONSES = (".delta", ".added", ".done")
-NAMES_KEPT = 256
 
-
-class Verdicts(dict[str, bool]):
-    """``verdicts[name]``: whether events of that name go as they came; worked out once a name
-    (a stream repeats a few names), for up to ``NAMES_KEPT`` names."""
-
-    def __init__(self, passes: Callable[[str], bool]) -> None:
-        super().__init__()
-        self.passes = passes
-
-    def __missing__(self, name: str) -> bool:
-        verdict = name.isascii() and self.passes(name)
-        if len(self) < NAMES_KEPT:
-            self[name] = verdict
-        return verdict
-
-
-BY_FORMAT: dict[str, Verdicts] = {
-    "messages": Verdicts(MESSAGES.__contains__),
-    "responses": Verdicts(lambda name: name.endswith(RESPONSES)),
+# ``BY_FORMAT[fmt][name]``: whether events of that name go as they came, worked out once a name.
+BY_FORMAT: dict[str, Memo[str, bool]] = {
+    "messages": Memo(lambda name: name.isascii() and name in MESSAGES),
+    "responses": Memo(lambda name: name.isascii() and name.endswith(RESPONSES)),
 }

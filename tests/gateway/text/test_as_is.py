@@ -20,10 +20,3 @@ def test_a_name_goes_as_it_came_by_its_format(fmt, name, verdict):
     verdicts = as_is.BY_FORMAT[fmt]
     assert verdicts[name] is verdict
     assert verdicts[name] is verdict  # asked again, once kept
-
-
-def test_past_the_names_kept_each_is_still_judged():
-    verdicts = as_is.Verdicts(lambda name: name.endswith(".delta"))
-    names = [f"x{n}.delta" for n in range(as_is.NAMES_KEPT + 50)] + [f"x{n}.other" for n in range(50)]
-    assert [verdicts[name] for name in names] == [True] * (as_is.NAMES_KEPT + 50) + [False] * 50
-    assert len(verdicts) == as_is.NAMES_KEPT
