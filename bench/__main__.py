@@ -6,6 +6,9 @@
 
 ``python -m bench profile``: py-spy flame graphs of the gateway per scenario, see ``bench/profile.py``.
 
+``python -m bench instructions``: instructions per request of the gateway and the raw relay under
+callgrind, the steady reading of the CPU ratio on a noisy machine, see ``bench/instructions.py``.
+
 ``--gateway-env`` takes ``NAME=VALUE`` or a preset: ``bare`` (the default: no Redis, no limits,
 no metrics, no request logs) or ``production`` (all of them on). ``run`` measures both: the
 "gateway" target with the chosen preset and "gateway_prod" with "production".
@@ -21,9 +24,12 @@ import importlib.util
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 BENCH_DIR = Path(__file__).resolve().parent
+Options = TypeVar("Options")
 
 
 def ensure_requirements() -> None:
@@ -82,7 +88,7 @@ def add_gateway_options(command: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    from bench.scenarios import SCENARIOS
+    from bench.scenarios import SCENARIOS, TEXT_SCENARIOS
     from bench.targets import TARGETS
 
     main = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
@@ -135,8 +141,22 @@ def parser() -> argparse.ArgumentParser:
                          help=f"comma-separated, from {','.join(SCENARIOS)}")
     profile.add_argument("--format", choices=["flamegraph", "raw"], default="flamegraph",
                          help="SVG flame graphs, or collapsed stacks as text (raw)")
+    profile.add_argument("--paused", action="store_true",
+                         help="pause the gateway for each sample: every stack whole, on a busy machine too "
+                              "(the gateway runs slower meanwhile; read shares, not rates)")
     add_gateway_options(profile)
     profile.add_argument("--out", type=Path, default=BENCH_DIR / "results", help="where the SVG files go")
+
+    counted = commands.add_parser(
+        "instructions", help="instructions per request, gateway and raw relay, under callgrind: "
+                             "bench/results/instructions-*.json")
+    counted.add_argument("--requests", type=positive, default=300, help="requests counted per scenario (300)")
+    counted.add_argument("--warmup", type=positive, default=40, help="requests before the counters start (40)")
+    counted.add_argument("--concurrency", type=positive, default=16, help="open connections (16)")
+    counted.add_argument("--scenarios", type=csv(list(SCENARIOS)), default=TEXT_SCENARIOS,
+                         help=f"comma-separated, from {','.join(SCENARIOS)} ({','.join(TEXT_SCENARIOS)})")
+    add_gateway_options(counted)
+    counted.add_argument("--out", type=Path, default=BENCH_DIR / "results", help="where the JSON goes")
     return main
 
 
@@ -167,6 +187,14 @@ def scale_options(args: argparse.Namespace):
                    out_dir=args.out)
 
 
+def interruptible(mode: str, run: Callable[[Options], dict], options: Options) -> dict:
+    """``run(options)``: each mode stops every process it started on any exit, Ctrl-C included."""
+    try:
+        return run(options)
+    except KeyboardInterrupt:
+        raise SystemExit(f"{mode} interrupted; every process it started is stopped") from None
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     ensure_requirements()
@@ -185,28 +213,34 @@ def main(argv: list[str] | None = None) -> None:
         preset, extra = split_env(args.gateway_env)
         written = profile.run(profile.Options(duration=args.duration, concurrency=args.concurrency,
                                               scenarios=args.scenarios, preset=preset, redis_url=args.redis_url,
-                                              gateway_env=extra, format=args.format, out_dir=args.out))
+                                              gateway_env=extra, format=args.format, paused=args.paused,
+                                              out_dir=args.out))
         print("written:\n" + "\n".join(f"  {path}" for path in written))
+        return
+    if args.command == "instructions":
+        from bench import instructions
+
+        preset, extra = split_env(args.gateway_env)
+        counted = instructions.Options(requests=args.requests, warmup=args.warmup, concurrency=args.concurrency,
+                                       scenarios=args.scenarios, preset=preset, redis_url=args.redis_url,
+                                       gateway_env=extra, out_dir=args.out)
+        doc = interruptible("instructions", instructions.run, counted)
+        print(instructions.table(doc))
+        print(f"\nwritten: {report.write_json(doc, counted.out_dir, 'instructions')}")
         return
     if args.command == "scale":
         from bench import scale
 
         options = scale_options(args)
-        try:
-            doc = scale.run(options)  # stops every process it started on any exit
-        except KeyboardInterrupt:
-            raise SystemExit("scale interrupted; every process it started is stopped") from None
+        doc = interruptible("scale", scale.run, options)
         print(scale.table(doc))
-        print(f"\nwritten: {scale.write(doc, options.out_dir)}")
+        print(f"\nwritten: {report.write_json(doc, options.out_dir, 'scale')}")
         return
     if args.command == "soak":
         from bench import soak
 
         options = soak_options(args)
-        try:
-            doc = soak.run(options)  # stops every process it started on any exit
-        except KeyboardInterrupt:
-            raise SystemExit("soak interrupted; every process it started is stopped") from None
+        doc = interruptible("soak", soak.run, options)
         print(soak.table(doc))
         json_path, png_path = soak.write(doc, options.out_dir)
         print(f"\nwritten: {json_path}" + (f"\n         {png_path}" if png_path else ""))

@@ -31,6 +31,10 @@ class Options:
     gateway_env: dict[str, str] = field(default_factory=dict)
     rate: int = 250  # samples per second
     format: str = "flamegraph"  # or "raw": collapsed stacks, one line per stack (for scripts)
+    # False: py-spy reads the process while it runs (--nonblocking), which costs it nothing but, on a
+    # busy machine, cuts many stacks short. True: it pauses the process for each sample, so every
+    # stack is whole (the process runs slower; shares, not rates, are what to read then).
+    paused: bool = False
     out_dir: Path = Path(__file__).resolve().parent / "results"
 
 
@@ -39,6 +43,12 @@ def py_spy() -> str:
     if not Path(found).exists():
         raise SystemExit("py-spy is not installed (pip install py-spy)")
     return found
+
+
+def spy_command(spy: str, pid: int, output: Path, options: Options) -> list[str]:
+    command = [spy, "record", "--pid", str(pid), "--rate", str(options.rate), "--format", options.format,
+               "--output", str(output), "--gil", "--duration", str(int(options.duration) + 1)]
+    return command if options.paused else [*command, "--nonblocking"]
 
 
 def run(options: Options) -> list[Path]:
@@ -65,10 +75,8 @@ def run(options: Options) -> list[Path]:
                     raise RuntimeError(f"{scenario.label}: HTTP {status}: {body[:300]!r}")
             svg = options.out_dir / f"profile-{options.preset}-{name}.{'svg' if options.format == 'flamegraph' else 'txt'}"
             log(f"profiling {scenario.label} ({options.duration:g} s)")
-            spy_process = subprocess.Popen(
-                [spy, "record", "--pid", str(worker), "--rate", str(options.rate), "--format", options.format,
-                 "--output", str(svg), "--nonblocking", "--gil", "--duration", str(int(options.duration) + 1)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            spy_process = subprocess.Popen(spy_command(spy, worker, svg, options),
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             time.sleep(0.5)
             body_file = workdir / "body.json"
             body_file.write_bytes(request.body)

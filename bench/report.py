@@ -181,6 +181,14 @@ def added_text(added_ms: float | None, direct_ms: float | None) -> str:
     return f"{fmt(added_ms, 2)} ms"
 
 
+def write_json(doc: dict, out_dir: Path, kind: str) -> Path:
+    """``doc`` as ``<out_dir>/<kind>-<date>-<time>.json``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    return path
+
+
 def grid(head: list[str], body: list[list[str]]) -> str:
     """Columns padded to their widest cell; the first two left-aligned, numbers right-aligned."""
     widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head))]

@@ -19,8 +19,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
 from bench import runner
 from bench.runner import log
 from bench.scenarios import SCENARIOS
@@ -112,9 +110,3 @@ def table(doc: dict) -> str:
              str(r["errors"])] for r in doc["rows"]]
     return grid(head, body)
 
-
-def write(doc: dict, out_dir: Path) -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"scale-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
-    return path

@@ -28,6 +28,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("image", "image 1.5 MB, buffered", "image", stream=False),
     Scenario("image_4k_stream", "4K frame 15 MB, streamed", "image", stream=True, large=True),
 )}
+TEXT_SCENARIOS = [name for name, scenario in SCENARIOS.items() if scenario.family != "image"]
 
 
 @dataclass(frozen=True)

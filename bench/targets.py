@@ -53,6 +53,9 @@ class Context:
     workers: int = 1
     server_cpus: str | None = None  # taskset list for the gateway (None: the server core)
     run_id: str = field(default_factory=lambda: secrets.token_hex(4))
+    # Put before the Python of the gateway and the raw relay (``bench instructions``: callgrind).
+    server_prefix: tuple[str, ...] = ()
+    ready_timeout: float = 60.0  # seconds a server has to start listening
 
 
 def preset_environment(preset: str, ctx: Context) -> dict[str, str]:
@@ -90,8 +93,8 @@ def start_direct(ctx: Context, upstream: Server) -> Running:
 def start_raw(ctx: Context, upstream: Server) -> Running:
     port = processes.free_port()
     server = processes.start(
-        "raw", [ctx.python, *UVICORN, "--port", str(port), "bench.raw_relay:app"], port=port,
-        workdir=ctx.workdir, cwd=REPO, env={"BENCH_UPSTREAM": ctx.upstream_url},
+        "raw", [*ctx.server_prefix, ctx.python, *UVICORN, "--port", str(port), "bench.raw_relay:app"], port=port,
+        workdir=ctx.workdir, cwd=REPO, env={"BENCH_UPSTREAM": ctx.upstream_url}, ready_timeout=ctx.ready_timeout,
     )
     dialect = vendor_dialect(VENDOR_KEY)
     return Running(server, Dialect(dialect.chat_model, dialect.image_model, "/v1", "x-goog-api-key", VENDOR_KEY,
@@ -128,9 +131,11 @@ def start_gateway(ctx: Context, upstream: Server, preset: str | None = None, nam
     port = processes.free_port()
     uvicorn = [*UVICORN[:UVICORN.index("--workers") + 1], str(ctx.workers), *UVICORN[UVICORN.index("--workers") + 2:]]
     server = processes.start(
-        name, [ctx.python, *uvicorn, "--port", str(port), "--lifespan", "on", "studio.asgi:application"],
+        name, [*ctx.server_prefix, ctx.python, *uvicorn, "--port", str(port), "--lifespan", "on",
+               "studio.asgi:application"],
         port=port, workdir=ctx.workdir, cwd=REPO, env={**env, "PORT": str(port)},
         core=ctx.server_cpus if ctx.server_cpus is not None else processes.SERVER_CORE,
+        ready_timeout=ctx.ready_timeout,
     )
     return Running(server, Dialect(chat_model=CHAT_MODEL, image_model=IMAGE_MODEL, image_prefix="/v1",
                                    image_key_header="x-delta-api-key", key=key, messages_model=MESSAGES_MODEL))

@@ -1,0 +1,159 @@
+"""``python -m bench instructions``: machine instructions per request, gateway and raw relay, under callgrind.
+
+CPU time per request is the benchmark's headline, but on a shared machine it swings with what
+else runs there (the same build can read 2× the raw relay in one run and 3× in the next). The
+instructions a server executes for a request do not: this mode runs the gateway and the raw
+relay under valgrind's callgrind (``apt-get install valgrind``), warms each, zeroes its counters,
+sends a fixed number of requests, dumps the counters and divides. Both servers run about 50 times
+slower there, so only the ratio between them means anything; a memory-bound step (copying a big
+image) weighs less in instructions than in time, so the CPU ratio of ``bench run`` stays the
+target's measure, and this one is the steady reading of it beside the noise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import platform
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench import runner
+from bench.processes import Server
+from bench.runner import log
+from bench.scenarios import SCENARIOS, TEXT_SCENARIOS, Request
+from bench.targets import DEFAULT_REDIS, Context, Running, start_gateway, start_raw
+
+TARGET_RATIO = 2.5  # the gateway's instructions per request at most this many times the raw relay's
+_TOTAL = re.compile(rb"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
+
+
+@dataclass
+class Options:
+    requests: int = 300  # counted per scenario and server
+    warmup: int = 40
+    concurrency: int = 16
+    scenarios: list[str] = field(default_factory=lambda: list(TEXT_SCENARIOS))
+    preset: str = "bare"
+    redis_url: str = DEFAULT_REDIS
+    gateway_env: dict[str, str] = field(default_factory=dict)
+    out_dir: Path = Path(__file__).resolve().parent / "results"
+
+
+def valgrind() -> tuple[str, str]:
+    found = shutil.which("valgrind"), shutil.which("callgrind_control")
+    if found[0] is None or found[1] is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    return found[0], found[1]
+
+
+def callgrind_prefix(valgrind_path: str, dumps: Path) -> tuple[str, ...]:
+    return (valgrind_path, "--tool=callgrind", f"--callgrind-out-file={dumps}/callgrind.%p",
+            "--dump-instr=no", "--dump-line=no")
+
+
+def total_instructions(dump: bytes) -> int | None:
+    """The instructions a callgrind dump counted (its ``summary:`` or ``totals:`` line)."""
+    found = _TOTAL.search(dump)
+    return int(found.group(1)) if found else None
+
+
+def dumped(dumps: Path, pid: int, timeout: float = 60.0) -> int:
+    """The count in the dump ``callgrind_control --dump`` just asked of ``pid``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for path in sorted(dumps.glob(f"callgrind.{pid}.*")):
+            total = total_instructions(path.read_bytes())
+            if total is not None:
+                return total
+        time.sleep(0.2)
+    raise RuntimeError(f"callgrind wrote no dump for process {pid} within {timeout:g} s")
+
+
+def count(server: Server, request: Request, options: Options, control: str, dumps: Path, workdir: Path) -> dict:
+    """Instructions per request of ``server`` for ``options.requests`` requests of ``request``."""
+    pid = server.tree()[-1].pid  # uvicorn's one worker: the process under callgrind
+    body_file = workdir / "body.json"
+    body_file.write_bytes(request.body)
+    url = server.base_url + request.path
+
+    def load(requests: int) -> dict:
+        done = runner.python_load(url, body_file, request.headers, concurrency=options.concurrency,
+                                  duration=3600, max_requests=requests)
+        if done["errors"]:
+            raise RuntimeError(f"{server.name}: {done['errors']} of {done['requests']} requests failed: "
+                               f"{done['first_error']}\n{server.log_tail()}")
+        return done
+
+    load(options.warmup)
+    subprocess.run([control, "--zero", str(pid)], capture_output=True, check=True, timeout=120)
+    done = load(options.requests)
+    for old in dumps.glob(f"callgrind.{pid}.*"):
+        old.unlink()
+    subprocess.run([control, "--dump", str(pid)], capture_output=True, check=True, timeout=120)
+    instructions = dumped(dumps, pid)
+    return {"requests": done["requests"], "instructions": instructions,
+            "instructions_per_request": instructions / done["requests"]}
+
+
+def warm(target: Running, name: str, scenario_name: str) -> Request:
+    scenario = SCENARIOS[scenario_name]
+    request = target.dialect.request(scenario)
+    assert request is not None
+    status, body = runner.send_once(target.server, request, timeout=600)
+    if status != 200 or not runner.looks_right(scenario, body):
+        raise RuntimeError(f"{name}, {scenario.label}: HTTP {status}: {body[:300]!r}\n{target.server.log_tail()}")
+    return request
+
+
+def run(options: Options) -> dict:
+    valgrind_path, control = valgrind()
+    started = time.time()
+    rows: list[dict] = []
+    workdir = Path(tempfile.mkdtemp(prefix="studio-bench-instructions-"))
+    with contextlib.ExitStack() as stack:
+        stack.callback(shutil.rmtree, workdir, True)
+        dumps = workdir / "callgrind"
+        dumps.mkdir()
+        upstream = runner.start_upstream(workdir)
+        stack.callback(upstream.stop)
+        ctx = Context(workdir=workdir, upstream_url=upstream.base_url, gateway_env=options.gateway_env,
+                      preset=options.preset, redis_url=options.redis_url,
+                      server_prefix=callgrind_prefix(valgrind_path, dumps), ready_timeout=600.0)
+        counted: dict[str, dict[str, dict]] = {}
+        for name, start in (("gateway", start_gateway), ("raw", start_raw)):
+            log(f"starting {name} under callgrind")
+            target = start(ctx, upstream)
+            try:
+                for scenario_name in options.scenarios:
+                    request = warm(target, name, scenario_name)
+                    log(f"{name}: {SCENARIOS[scenario_name].label}, {options.requests} requests")
+                    counted.setdefault(scenario_name, {})[name] = count(target.server, request, options, control,
+                                                                        dumps, workdir)
+            finally:
+                target.server.stop()
+        for scenario_name in options.scenarios:
+            gateway, raw = counted[scenario_name]["gateway"], counted[scenario_name]["raw"]
+            ratio = gateway["instructions_per_request"] / raw["instructions_per_request"]
+            rows.append({"scenario": scenario_name, "gateway": gateway, "raw": raw, "ratio": ratio,
+                         "verdict": "met" if ratio <= TARGET_RATIO else "missed"})
+    return {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+            "machine": {"python": platform.python_version(), "platform": platform.platform()},
+            "options": {"requests": options.requests, "warmup": options.warmup,
+                        "concurrency": options.concurrency, "scenarios": options.scenarios,
+                        "preset": options.preset, "gateway_env": options.gateway_env},
+            "target_ratio": TARGET_RATIO, "rows": rows}
+
+
+def table(doc: dict) -> str:
+    from bench.report import fmt, grid
+
+    head = ["scenario", "verdict", "gateway M instr/req", "raw M instr/req", "gateway ÷ raw"]
+    body = [[SCENARIOS[r["scenario"]].label, r["verdict"], fmt(r["gateway"]["instructions_per_request"] / 1e6, 3),
+             fmt(r["raw"]["instructions_per_request"] / 1e6, 3), fmt(r["ratio"], 2)] for r in doc["rows"]]
+    return grid(head, body)
+

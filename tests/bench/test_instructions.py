@@ -1,0 +1,113 @@
+"""``bench instructions``: a server's instructions per request from callgrind's counters, and the ratio's verdict."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+pytest.importorskip("psutil", reason="bench requirements (bench/requirements.txt) not installed")
+
+from bench import instructions, processes  # noqa: E402
+from bench.__main__ import main, parser  # noqa: E402
+from bench.scenarios import SCENARIOS, TEXT_SCENARIOS, Dialect  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The head of a dump as callgrind 3.19 writes it (``--dump-instr=no --dump-line=no``).
+DUMP = b"""# callgrind format
+version: 1
+creator: callgrind-3.19.0
+pid: 4242
+cmd:  /usr/bin/python3 -m uvicorn studio.asgi:application
+part: 2
+
+desc: I1 cache:
+desc: Timerange: Basic block 1000 - 2000
+desc: Trigger: Client Request: dump
+
+positions: line
+events: Ir
+summary: 371250000
+
+ob=(1) /usr/bin/python3.11
+fl=(1) ???
+fn=(1) _PyEval_EvalFrameDefault
+0 1200
+totals: 371250000
+"""
+
+
+def test_the_count_is_the_dumps_summary() -> None:
+    assert instructions.total_instructions(DUMP) == 371_250_000
+    assert instructions.total_instructions(DUMP.replace(b"summary: 371250000\n", b"")) == 371_250_000
+    assert instructions.total_instructions(b"# callgrind format\nevents: Ir\n") is None  # not written out yet
+
+
+def fake_control(tmp_path: Path, dumps: Path, total: int) -> Path:
+    """A ``callgrind_control`` at the process boundary: ``--zero`` is noted, ``--dump`` writes a dump."""
+    script = tmp_path / "callgrind_control"
+    script.write_text(f"""#!{sys.executable}
+import sys
+from pathlib import Path
+action, pid = sys.argv[1], sys.argv[2]
+with open({str(tmp_path / "calls")!r}, "a") as calls:
+    calls.write(action + "\\n")
+if action == "--dump":
+    Path({str(dumps)!r}, f"callgrind.{{pid}}.1").write_text("events: Ir\\nsummary: {total}\\n")
+""")
+    script.chmod(0o755)
+    return script
+
+
+def test_counts_the_requests_sent_between_zeroing_and_dumping(tmp_path: Path) -> None:
+    port = processes.free_port()
+    server = processes.start("upstream", [sys.executable, "-m", "bench.fake_upstream", "--port", str(port), "--small"],
+                             port=port, workdir=tmp_path, cwd=REPO, core=processes.LOAD_CORE, ready_timeout=120)
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    (dumps / f"callgrind.{server.process.pid}.1").write_text("events: Ir\nsummary: 5\n")  # an older dump
+    control = fake_control(tmp_path, dumps, 1_500_000)
+    try:
+        request = Dialect("gpt-4o-mini", None, "/v1beta", "x-goog-api-key", "k").request(SCENARIOS["chat"])
+        options = instructions.Options(requests=30, warmup=5, concurrency=3)
+        counted = instructions.count(server, request, options, str(control), dumps, tmp_path)
+    finally:
+        server.stop()
+    assert (tmp_path / "calls").read_text().split() == ["--zero", "--dump"]
+    assert counted["requests"] == 30
+    assert counted["instructions"] == 1_500_000
+    assert counted["instructions_per_request"] == 50_000
+
+
+def test_defaults_are_the_text_scenarios_and_the_table_gives_the_verdict() -> None:
+    args = parser().parse_args(["instructions"])
+    assert args.scenarios == TEXT_SCENARIOS == ["chat", "chat_stream", "messages_stream", "responses_stream"]
+    assert (args.requests, args.warmup, args.concurrency) == (300, 40, 16)
+    doc = {"rows": [
+        {"scenario": "chat", "gateway": {"instructions_per_request": 1.2e6}, "raw": {"instructions_per_request": 0.5e6},
+         "ratio": 2.4, "verdict": "met"},
+        {"scenario": "responses_stream", "gateway": {"instructions_per_request": 2.6e6},
+         "raw": {"instructions_per_request": 0.9e6}, "ratio": 2.89, "verdict": "missed"},
+    ]}
+    lines = instructions.table(doc).splitlines()
+    assert lines[2].split()[:4] == ["chat,", "buffered", "met", "1.200"] and lines[2].endswith("2.40")
+    assert "missed" in lines[3] and lines[3].endswith("2.89")
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_a_run_under_callgrind_counts_both_servers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["instructions", "--requests", "12", "--warmup", "3", "--concurrency", "2", "--scenarios", "chat",
+          "--out", str(tmp_path)])
+    written = list(tmp_path.glob("instructions-*.json"))
+    assert len(written) == 1
+    row = orjson.loads(written[0].read_bytes())["rows"][0]
+    assert row["scenario"] == "chat"
+    assert row["gateway"]["requests"] == row["raw"]["requests"] == 12
+    # A Python server's request is hundreds of thousands of instructions; the gateway does more than the relay.
+    assert 100_000 < row["raw"]["instructions_per_request"] < row["gateway"]["instructions_per_request"]
+    assert row["verdict"] == ("met" if row["ratio"] <= 2.5 else "missed")
+    assert "chat, buffered" in capsys.readouterr().out
