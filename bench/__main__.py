@@ -155,6 +155,8 @@ def parser() -> argparse.ArgumentParser:
     counted.add_argument("--concurrency", type=positive, default=16, help="open connections (16)")
     counted.add_argument("--scenarios", type=csv(list(SCENARIOS)), default=TEXT_SCENARIOS,
                          help=f"comma-separated, from {','.join(SCENARIOS)} ({','.join(TEXT_SCENARIOS)})")
+    counted.add_argument("--production", action="store_true",
+                         help="count the production preset's gateway too and report what its features add")
     add_gateway_options(counted)
     counted.add_argument("--out", type=Path, default=BENCH_DIR / "results", help="where the JSON goes")
     return main
@@ -223,7 +225,7 @@ def main(argv: list[str] | None = None) -> None:
         preset, extra = split_env(args.gateway_env)
         counted = instructions.Options(requests=args.requests, warmup=args.warmup, concurrency=args.concurrency,
                                        scenarios=args.scenarios, preset=preset, redis_url=args.redis_url,
-                                       gateway_env=extra, out_dir=args.out)
+                                       gateway_env=extra, production=args.production, out_dir=args.out)
         doc = interruptible("instructions", instructions.run, counted)
         print(instructions.table(doc))
         print(f"\nwritten: {report.write_json(doc, counted.out_dir, 'instructions')}")

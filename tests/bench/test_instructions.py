@@ -111,3 +111,18 @@ def test_a_run_under_callgrind_counts_both_servers(tmp_path: Path, capsys: pytes
     assert 100_000 < row["raw"]["instructions_per_request"] < row["gateway"]["instructions_per_request"]
     assert row["verdict"] == ("met" if row["ratio"] <= 2.5 else "missed")
     assert "chat, buffered" in capsys.readouterr().out
+
+
+def test_the_production_gateway_is_read_against_the_bare_one() -> None:
+    counted = {"gateway": {"instructions_per_request": 2.0e6}, "raw": {"instructions_per_request": 1.0e6},
+               "gateway_prod": {"instructions_per_request": 2.2e6}}
+    row = instructions.row("messages_stream", counted)
+    assert (row["ratio"], row["verdict"]) == (2.0, "met")
+    assert row["production_extra"] == pytest.approx(0.10) and row["production_verdict"] == "missed"
+    close = instructions.row("chat", {**counted, "gateway_prod": {"instructions_per_request": 2.08e6}})
+    assert close["production_verdict"] == "met"
+    assert "production_extra" not in instructions.row("chat", {k: counted[k] for k in ("gateway", "raw")})
+    lines = instructions.table({"rows": [row]}).splitlines()
+    assert "production extra" in lines[0]
+    assert lines[2].split()[-3:] == ["2.200", "+10.0%", "missed"]
+    assert parser().parse_args(["instructions", "--production"]).production is True
