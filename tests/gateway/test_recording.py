@@ -11,7 +11,6 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
-from django.utils import timezone
 
 from studio.core.errors import UpstreamError
 from studio.gateway import recording
@@ -215,130 +214,6 @@ async def test_one_bad_record_does_not_hold_back_the_others(stats):
     assert len(good.attempts) == 1 and len(bad.attempts) == 2
 
 
-def test_insert_rows_writes_what_bulk_create_would(alice, count_queries):
-    from decimal import Decimal
-
-    from studio.models import UsageRecord
-
-    rows = [{"user_id": alice.user.id, "api_key_id": alice.key.id, "model_id": "omicron-4-mini", "route": "chat",
-             "input_tokens": 3, "cost_usd": Decimal("0.000001234")},
-            {"user_id": alice.user.id, "model_id": "epsilon-4.5", "route": "messages", "status_code": 429}]
-    count_queries["sql"].clear()
-    recording.insert_rows(UsageRecord, rows)
-    assert [sql.split()[0] for sql in count_queries["sql"]] == ["INSERT"]
-    first, second = UsageRecord.objects.order_by("id")
-    assert (first.api_key_id, first.input_tokens, first.cost_usd, first.status_code) == (
-        alice.key.id, 3, Decimal("0.000001234"), 200)
-    assert (second.api_key_id, second.route, second.status_code, second.output_tokens) == (None, "messages", 429, 0)
-    assert first.created is not None and first.created.tzinfo is not None
-
-
-def test_insert_rows_converts_values_of_other_types_as_the_fields_do(alice):
-    from decimal import Decimal
-
-    from studio.models import UsageRecord
-
-    recording.insert_rows(UsageRecord, [
-        {"user_id": str(alice.user.id), "model_id": "omicron-4-mini", "route": "chat", "input_tokens": "7",
-         "output_tokens": 2.0, "video_seconds": 3, "cost_usd": 0.5, "latency_ms": True},
-        {"user_id": alice.user.id, "model_id": "omicron-4-mini", "route": "chat", "input_tokens": 7,
-         "output_tokens": 2, "video_seconds": 3.0, "cost_usd": Decimal("0.5"), "latency_ms": 1}])
-    converted, plain = UsageRecord.objects.order_by("id")
-    for record in (converted, plain):
-        assert (record.user_id, record.input_tokens, record.output_tokens, record.video_seconds, record.cost_usd,
-                record.latency_ms) == (alice.user.id, 7, 2, 3.0, Decimal("0.5"), 1)
-
-
-def test_insert_rows_refuses_a_decimal_the_field_refuses_and_writes_nothing(alice):
-    from decimal import Decimal
-
-    from django.core.exceptions import ValidationError
-
-    from studio.models import UsageRecord
-
-    for bad in (Decimal("NaN"), Decimal("Infinity")):
-        with pytest.raises(ValidationError):
-            recording.insert_rows(UsageRecord, [
-                {"user_id": alice.user.id, "model_id": "omicron-4-mini", "route": "chat", "cost_usd": Decimal("1")},
-                {"user_id": alice.user.id, "model_id": "omicron-4-mini", "route": "chat", "cost_usd": bad}])
-    assert not UsageRecord.objects.exists()
-
-
-def test_insert_rows_of_one_named_field_and_of_rows_naming_different_fields(alice):
-    from studio.models import UsageRecord
-
-    recording.insert_rows(UsageRecord, [{"model_id": "omicron-4-mini"}, {"model_id": "epsilon-4.5"}])
-    recording.insert_rows(UsageRecord, [{"model_id": "a", "input_tokens": 5}, {"route": "chat", "model_id": "b"},
-                                        {"output_tokens": 9, "model_id": "c", "ignored": object()}])
-    rows = [(r.model_id, r.route, r.input_tokens, r.output_tokens, r.status_code)
-            for r in UsageRecord.objects.order_by("id")]
-    assert rows == [("omicron-4-mini", "", 0, 0, 200), ("epsilon-4.5", "", 0, 0, 200), ("a", "", 5, 0, 200),
-                    ("b", "chat", 0, 0, 200), ("c", "", 0, 9, 200)]
-
-
-def test_insert_rows_writes_a_batch_in_a_few_statements_of_a_few_texts(alice, count_queries):
-    from studio.models import UsageRecord
-
-    inserts: list[str] = []
-    for batch in (300, 37, 300):
-        rows = [{"user_id": alice.user.id, "model_id": f"m{n}", "route": "chat", "input_tokens": n}
-                for n in range(batch)]
-        count_queries["sql"].clear()
-        recording.insert_rows(UsageRecord, rows)
-        sent = [sql for sql in count_queries["sql"] if sql.startswith("INSERT")]
-        assert len(sent) <= 12  # a few statements, not one per row
-        inserts += sent
-    assert len(set(inserts)) <= 7  # the same few texts each time: they stay prepared
-    written = list(UsageRecord.objects.order_by("id").values_list("model_id", "input_tokens"))
-    assert written == [(f"m{n}", n) for batch in (300, 37, 300) for n in range(batch)]
-
-
-def test_insert_rows_with_replace_updates_only_the_named_fields_of_a_taken_key(alice, count_queries):
-    from studio.models import UsageRecord
-
-    recording.insert_rows(UsageRecord, [{"id": 7, "model_id": "a", "route": "chat", "input_tokens": 1}])
-    count_queries["sql"].clear()
-    recording.insert_rows(UsageRecord, [{"id": 7, "model_id": "b", "route": "messages", "input_tokens": 2},
-                                        {"id": 8, "model_id": "c", "route": "responses", "input_tokens": 3}],
-                          replace=["model_id", "input_tokens"])
-    assert [sql.split()[0] for sql in count_queries["sql"]] == ["INSERT"]
-    rows = [(r.id, r.model_id, r.route, r.input_tokens) for r in UsageRecord.objects.order_by("id")]
-    assert rows == [(7, "b", "chat", 2), (8, "c", "responses", 3)]  # the route of 7 was not named: kept
-
-
-def test_insert_rows_sends_prepared_columns_as_they_are_in_rows_alike_or_not(alice):
-    from studio.models import StoredResponse
-
-    user = alice.user.id
-    recording.insert_rows(StoredResponse, [{"id": "r1", "user_id": user, "model_id": "m", "response": '{"n": 1}'},
-                                           {"id": "r2", "user_id": user, "model_id": "m", "response": '{"n": 2}'}],
-                          prepared=["response"])
-    # Rows naming different fields: a prepared value still goes as it is, a missing one gets the default.
-    recording.insert_rows(StoredResponse, [{"id": "r3", "user_id": user, "model_id": "m", "response": '{"n": 3}',
-                                            "context": '[{"role": "user"}]'},
-                                           {"id": "r4", "user_id": user, "model_id": "m", "response": '{"n": 4}'}],
-                          prepared=["response", "context"])
-    rows = {r.id: (r.response, r.context) for r in StoredResponse.objects.all()}
-    assert rows == {"r1": ({"n": 1}, []), "r2": ({"n": 2}, []), "r3": ({"n": 3}, [{"role": "user"}]),
-                    "r4": ({"n": 4}, [])}
-
-
-def test_a_column_goes_as_it_is_only_when_every_value_is_of_its_plain_type():
-    from decimal import Decimal
-
-    assert recording._unchanged(["a", None, "b"], str)
-    assert not recording._unchanged(["a", 1], str)
-    assert not recording._unchanged([1, True], int)  # a bool is converted by an integer field
-    assert recording._unchanged([Decimal("0.1"), Decimal("2")], Decimal)
-    assert not recording._unchanged([Decimal("0.1"), Decimal("NaN")], Decimal)
-    assert not recording._unchanged([Decimal("0.1"), None], Decimal)  # value by value: None is checked alone
-    assert not recording._unchanged([Decimal("0.1"), 0.1], Decimal)
-    assert not recording._unchanged(["a"], None)
-    for values, plain in ((["a", None], str), ([1, True], int), ([Decimal("0.1"), Decimal("NaN"), None], Decimal),
-                          ([0.1, 2], float)):  # one value at a time, the same rule
-        assert [recording._as_is(v, plain) for v in values] == [recording._unchanged([v], plain) for v in values]
-
-
 async def test_a_written_record_is_not_held_while_the_recorder_waits(stats):
     """A record (and any media it holds) is let go once written, not kept until the next one comes."""
     import gc
@@ -414,25 +289,44 @@ async def test_a_text_call_is_patient_and_other_call_records_are_not():
     assert TextRecord.patient and not NativeRecord.patient and not Call.patient
 
 
-def test_insert_rows_gives_the_rows_of_a_batch_one_time_of_writing_and_their_defaults(alice):
-    from studio.models import UsageRecord
+def _usage_and_response(alice, response_kind=None):
+    from studio.core.principal import Principal
+    from studio.gateway.text.record import TextRecord
+    from studio.gateway.text.stored import ResponseRecord
 
-    before = timezone.now()
-    recording.insert_rows(UsageRecord, [
-        {"user_id": alice.user.id, "model_id": "omicron-4-mini", "route": "chat", "input_tokens": n}
-        for n in range(5)])
-    rows = list(UsageRecord.objects.order_by("id"))
-    assert [r.input_tokens for r in rows] == [0, 1, 2, 3, 4]
-    assert {(r.status_code, r.output_tokens, r.images, r.video_seconds) for r in rows} == {(200, 0, 0, 0.0)}
-    assert len({r.created for r in rows}) == 1  # written at one moment
-    assert before <= rows[0].created <= timezone.now()
+    principal = Principal(user_id=alice.user.id, key_id=alice.key.id)
+    usage = TextRecord(principal, "omicron-4-mini", "responses", True, input_tokens=3, output_tokens=5)
+    kind = response_kind or ResponseRecord
+    return usage, kind(principal, "omicron-4-mini", {"id": "resp_1", "object": "response", "output": []}, [])
 
 
-def test_only_constant_defaults_and_the_time_of_writing_are_shared_by_a_batch():
-    from studio.models import EditSession, UsageRecord
-    from studio.models.catalog import PlatformModel
+def test_a_batch_of_several_kinds_is_written_in_one_transaction(alice, monkeypatch):
+    from django.db import connections
 
-    assert recording._shared_default(UsageRecord._meta.get_field("created"))
-    assert recording._shared_default(UsageRecord._meta.get_field("status_code"))
-    assert not recording._shared_default(EditSession._meta.get_field("id"))  # a new UUID for each row
-    assert not recording._shared_default(PlatformModel._meta.get_field("capabilities"))  # a dict of its own
+    from studio.models import StoredResponse, UsageRecord
+
+    commits: list[str] = []
+    commit = type(connections["default"]).commit
+    monkeypatch.setattr(type(connections["default"]), "commit", lambda self: (commits.append(self.alias), commit(self))[1])
+    assert recording._persist_batch(list(_usage_and_response(alice))) == []
+    assert commits == ["default"]  # a responses call's usage and its stored response: one commit, not two
+    assert UsageRecord.objects.filter(route="responses", output_tokens=5).count() == 1
+    assert StoredResponse.objects.filter(id="resp_1").exists()
+
+
+def test_when_one_kind_of_a_batch_fails_the_others_are_written_once(alice, caplog):
+    from studio.gateway.text.stored import ResponseRecord
+    from studio.models import StoredResponse, UsageRecord
+
+    class Refused(ResponseRecord):
+        @classmethod
+        def persist_batch(cls, records) -> None:
+            ResponseRecord.persist_batch.__func__(cls, records)  # its row is in the transaction, then undone
+            raise RuntimeError("refused")
+
+    usage, refused = _usage_and_response(alice, Refused)
+    with caplog.at_level(logging.ERROR, logger="studio.gateway.recording"):
+        assert recording._persist_batch([usage, refused]) == [refused]  # tried again later, alone
+    assert UsageRecord.objects.filter(route="responses").count() == 1  # written once: the undone try left none
+    assert not StoredResponse.objects.exists()
+    assert "retrying kind by kind" in caplog.text

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from django.db import transaction
 
 from studio.core.principal import Principal
-from studio.gateway import recording
+from studio.gateway import row_writes
 from studio.gateway.media.storage import discard_files
 from studio.models import Asset, Generation, UsageRecord
 
@@ -45,10 +45,10 @@ def persist(records: Sequence[PictureRecord]) -> None:
         with transaction.atomic():
             for record in records:
                 record.gather(rows)
-            recording.insert_rows(Generation, rows.generations)
-            recording.insert_objects(rows.pictures)
-            recording.insert_rows(UsageRecord, rows.usage)
-            recording.touch_keys({r.principal.key_id for r in records if r.principal.key_id is not None})
+            row_writes.insert_rows(Generation, rows.generations)
+            row_writes.insert_objects(rows.pictures)
+            row_writes.insert_rows(UsageRecord, rows.usage)
+            row_writes.touch_keys({r.principal.key_id for r in records if r.principal.key_id is not None})
             for record in records:
                 transaction.on_commit(record.release)
     except Exception:

@@ -14,7 +14,7 @@ from PIL import Image
 
 from studio.core import content_hash
 from studio.core.images import ImageItem
-from studio.gateway import recording
+from studio.gateway import row_writes
 from studio.gateway.media.inline import b64decode_strict
 from studio.models import Asset, AssetKind, Visibility
 
@@ -59,7 +59,7 @@ def store_bytes(
 ) -> Asset:
     """Store ``data`` as a new asset (with ``dedupe``, the owner's asset of the same bytes if there
     is one). With ``defer`` the new asset's file is written but its row is not: the asset is added
-    to ``defer`` for the caller to insert with others (``recording.insert_objects``)."""
+    to ``defer`` for the caller to insert with others (``row_writes.insert_objects``)."""
     digest = content_hash.of(data)
     if dedupe:
         existing = Asset.objects.filter(owner_id=owner_id, content_hash__in=hashes_of(data, digest),
@@ -92,7 +92,7 @@ def hashes_of(data: bytes | bytearray | memoryview, digest: str) -> list[str]:
 
 def _insert(asset: Asset, defer: list[Asset] | None) -> None:
     if defer is None:
-        recording.insert_objects([asset])
+        row_writes.insert_objects([asset])
     else:
         defer.append(asset)
 

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from studio.core.errors import ClientClosedRequest, GatewayError
 from studio.core.principal import Principal
-from studio.gateway import recording
+from studio.gateway import recording, row_writes
 from studio.gateway.admission import Ticket
 from studio.gateway.cost import ZERO, Usage
 
@@ -83,5 +83,5 @@ class TextRecord(recording.TimedRecord):
         """One INSERT statement for the batch and one UPDATE of last use per key."""
         from studio.models import UsageRecord
 
-        recording.insert_rows(UsageRecord, [r.usage_values() for r in records])
-        recording.touch_keys({r.principal.key_id for r in records if r.principal.key_id is not None})
+        row_writes.insert_rows(UsageRecord, [r.usage_values() for r in records])
+        row_writes.touch_keys({r.principal.key_id for r in records if r.principal.key_id is not None})

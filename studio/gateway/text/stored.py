@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from studio.core.errors import BadRequest, NotFound
 from studio.core.principal import Principal
-from studio.gateway import recording
+from studio.gateway import recording, row_writes
 from studio.gateway.text.translation import Context
 
 ITEM_ORDERS = ("asc", "desc")
@@ -94,7 +94,7 @@ class ResponseRecord:
         rows = [{"id": rid, "user_id": r.principal.user_id, "api_key_id": r.principal.key_id, "model_id": r.model_id,
                  "response": _encoded(r.response), "input_items": _encoded(r.items), "context": _encoded(r.context)}
                 for rid, r in latest.items()]
-        recording.insert_rows(StoredResponse, rows, prepared=JSON_COLUMNS, replace=UPSERTED)
+        row_writes.insert_rows(StoredResponse, rows, prepared=JSON_COLUMNS, replace=UPSERTED)
 
 
 def _encoded(value: Any) -> str:

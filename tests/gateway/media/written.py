@@ -24,7 +24,7 @@ def media_files() -> set[Path]:
 
 def by_table(captured: list[dict]) -> list[str]:
     """``writes`` with each table named once: a batch's rows go in a few statements of a power of
-    two of rows each (``recording.insert_rows``), so a batch of 3 is two statements a table."""
+    two of rows each (``row_writes.insert_rows``), so a batch of 3 is two statements a table."""
     return sorted(set(writes(captured)))
 
 
