@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -18,6 +19,8 @@ from django.db import connections, models, router
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models.constants import OnConflict
 from django.utils import timezone
+
+from studio.core.memo import Memo
 
 _INTEGER_TYPES = frozenset({"IntegerField", "BigIntegerField", "SmallIntegerField", "PositiveIntegerField",
                             "PositiveBigIntegerField", "PositiveSmallIntegerField", "AutoField", "BigAutoField",
@@ -79,58 +82,90 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]], *, prepar
     ``update_conflicts``)."""
     if not rows:
         return
-    connection = connections[router.db_for_write(model)]
-    pk = model._meta.pk.attname
-    given_pk = pk in rows[0]  # a key chosen by the caller (a UUID) is written; else the database picks
-    fields = [f for f in model._meta.concrete_fields if not f.primary_key or given_pk]
-    quote = connection.ops.quote_name
-    head = f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) VALUES "
-    row_sql = f"({', '.join(['%s'] * len(fields))})"
-    tail = ""
-    if replace:
-        updated = [model._meta.get_field(name).column for name in replace]
-        tail = " " + connection.ops.on_conflict_suffix_sql(fields, OnConflict.UPDATE, updated,
-                                                           [model._meta.pk.column])
+    alias = router.db_for_write(model)
+    connection = connections[alias]
+    # A key chosen by the caller (a UUID) is written; else the database picks.
+    statement = _statements[model, alias, model._meta.pk.attname in rows[0], tuple(replace)]
     keys = rows[0].keys()
-    given = [f.attname for f in fields if f.attname in keys]
+    given = [name for name in statement.names if name in keys]
     alike = all(row.keys() == keys for row in rows)  # the usual batch: every row names the same fields
     by_name: dict[str, Sequence[Any]] = {}
     if alike and given:
         found = list(map(operator.itemgetter(*given), rows))
         by_name = dict(zip(given, zip(*found, strict=True) if len(given) > 1 else [found], strict=True))
     columns = []
-    for field in fields:
-        values = by_name.get(field.attname)
+    for field, name, plain, shared in zip(statement.fields, statement.names, statement.plain, statement.shared,
+                                          strict=True):
+        values = by_name.get(name)
         if values is not None:
-            columns.append(values if field.attname in prepared else _column(field, values, connection))
-        elif alike and _shared_default(field):  # no row has it: one default for them all
+            columns.append(values if name in prepared else _column(field, values, connection, plain, shared))
+        elif alike and shared:  # no row has it: one default for them all
             columns.append([field.get_db_prep_save(field.get_default(), connection)] * len(rows))
         else:
-            columns.append(_column(field, [row.get(field.attname, _MISSING) for row in rows], connection,
-                                   prepared=field.attname in prepared))
+            columns.append(_column(field, [row.get(name, _MISSING) for row in rows], connection, plain, shared,
+                                   prepared=name in prepared))
     values = list(zip(*columns, strict=True))
-    # Many rows per statement (as ``bulk_create`` writes them), not ``executemany``'s one per row:
-    # SQLite's module lets go of the interpreter's lock for every step it makes, so each row it
-    # wrote was one more hand-over of the lock between this thread and the event loop's, which
-    # cost both of them more than the row's write (the gateway's CPU per streamed call fell by a
-    # fifth to a quarter without them). Statements hold a power of two of rows (a batch of 37:
-    # 32, 4 and 1), so the few texts there are stay prepared in the connection's statement cache.
-    size = 1 << (max(1, min(connection.ops.bulk_batch_size(fields, values), MAX_PARAMS // len(fields),
-                            MAX_ROWS)).bit_length() - 1)
+    size = statement.size
     start = 0
     with connection.cursor() as cursor:
         while start < len(values):
             while size > len(values) - start:
                 size //= 2
             chunk = values[start:start + size]
-            cursor.execute(head + ", ".join([row_sql] * size) + tail, list(itertools.chain.from_iterable(chunk)))
+            cursor.execute(statement.texts[size], list(itertools.chain.from_iterable(chunk)))
             start += size
 
 
-def _column(field: models.Field, values: Sequence[Any], connection: Any, *, prepared: bool = False) -> Sequence[Any]:
-    """A column's values as the database takes them (``_MISSING``: the field's default;
-    ``prepared``: every other value is as the database takes it already)."""
-    plain = _plain_type(field, connection)
+@dataclass(frozen=True, slots=True)
+class _Statement:
+    """What every batch of rows of one table written one way shares: the fields written, what each
+    column sends as it is (``_plain_type``) and whether its default may be shared
+    (``_shared_default``), and the statement's text for each number of rows it holds."""
+
+    fields: tuple[models.Field, ...]
+    names: tuple[str, ...]  # the fields' attnames
+    plain: tuple[type | None, ...]
+    shared: tuple[bool, ...]
+    size: int  # rows per statement at most
+    texts: dict[int, str]  # rows in a statement → its text
+
+
+def _statement(key: tuple[type[models.Model], str, bool, tuple[str, ...]]) -> _Statement:
+    model, alias, given_pk, replace = key
+    connection = connections[alias]
+    fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key or given_pk)
+    quote = connection.ops.quote_name
+    head = f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) VALUES "
+    row_sql = f"({', '.join(['%s'] * len(fields))})"
+    tail = ""
+    if replace:
+        updated = [model._meta.get_field(name).column for name in replace]
+        tail = " " + connection.ops.on_conflict_suffix_sql(list(fields), OnConflict.UPDATE, updated,
+                                                           [model._meta.pk.column])
+    # Many rows per statement (as ``bulk_create`` writes them), not ``executemany``'s one per row:
+    # SQLite's module lets go of the interpreter's lock for every step it makes, so each row it
+    # wrote was one more hand-over of the lock between this thread and the event loop's, which
+    # cost both of them more than the row's write (the gateway's CPU per streamed call fell by a
+    # fifth to a quarter without them). Statements hold a power of two of rows (a batch of 37:
+    # 32, 4 and 1), so the few texts there are stay prepared in the connection's statement cache.
+    # (The backend's limit asked for a batch of the most rows a statement holds anyway.)
+    most = min(connection.ops.bulk_batch_size(list(fields), [()] * MAX_ROWS), MAX_PARAMS // len(fields), MAX_ROWS)
+    size = 1 << (max(1, most).bit_length() - 1)
+    texts = {rows: head + ", ".join([row_sql] * rows) + tail for rows in (1 << n for n in range(size.bit_length()))}
+    return _Statement(fields, tuple(f.attname for f in fields), tuple(_plain_type(f, connection) for f in fields),
+                      tuple(_shared_default(f) for f in fields), size, texts)
+
+
+# (model, database alias, whether the rows give the primary key, the fields a conflict updates) →
+# the statement: worked out once, where it cost more than a small batch's values.
+_statements: Memo[tuple[type[models.Model], str, bool, tuple[str, ...]], _Statement] = Memo(_statement)
+
+
+def _column(field: models.Field, values: Sequence[Any], connection: Any, plain: type | None, shared_default: bool,
+            *, prepared: bool = False) -> Sequence[Any]:
+    """A column's values as the database takes them (``_MISSING``: the field's default, shared by
+    the rows when ``shared_default``; ``prepared``: every other value is as the database takes it
+    already; ``plain``: ``_plain_type`` of the field)."""
     if _unchanged(values, plain):
         return values
     shared: list[Any] = []  # a default the rows share, converted once for the batch
@@ -139,7 +174,7 @@ def _column(field: models.Field, values: Sequence[Any], connection: Any, *, prep
         if value is _MISSING:
             if not shared:
                 converted = field.get_db_prep_save(field.get_default(), connection)
-                if not _shared_default(field):
+                if not shared_default:
                     out.append(converted)
                     continue
                 shared.append(converted)
