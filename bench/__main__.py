@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TypeVar
 
 BENCH_DIR = Path(__file__).resolve().parent
-Options = TypeVar("Options")
+ModeOptions = TypeVar("ModeOptions")
 
 
 def ensure_requirements() -> None:
@@ -189,7 +189,7 @@ def scale_options(args: argparse.Namespace):
                    out_dir=args.out)
 
 
-def interruptible(mode: str, run: Callable[[Options], dict], options: Options) -> dict:
+def interruptible(mode: str, run: Callable[[ModeOptions], dict], options: ModeOptions) -> dict:
     """``run(options)``: each mode stops every process it started on any exit, Ctrl-C included."""
     try:
         return run(options)

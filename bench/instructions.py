@@ -26,7 +26,7 @@ from bench import runner
 from bench.processes import Server
 from bench.runner import log
 from bench.scenarios import SCENARIOS, TEXT_SCENARIOS, Request
-from bench.targets import DEFAULT_REDIS, Context, Running, start_gateway, start_gateway_production, start_raw
+from bench.targets import DEFAULT_REDIS, Context, start_gateway, start_gateway_production, start_raw
 
 TARGET_RATIO = 2.5  # the gateway's instructions per request at most this many times the raw relay's
 TARGET_EXTRA = 0.05  # the production preset's at most this much over the bare one's
@@ -102,16 +102,6 @@ def count(server: Server, request: Request, options: Options, control: str, dump
             "instructions_per_request": instructions / done["requests"]}
 
 
-def warm(target: Running, name: str, scenario_name: str) -> Request:
-    scenario = SCENARIOS[scenario_name]
-    request = target.dialect.request(scenario)
-    assert request is not None
-    status, body = runner.send_once(target.server, request, timeout=600)
-    if status != 200 or not runner.looks_right(scenario, body):
-        raise RuntimeError(f"{name}, {scenario.label}: HTTP {status}: {body[:300]!r}\n{target.server.log_tail()}")
-    return request
-
-
 def run(options: Options) -> dict:
     valgrind_path, control = valgrind()
     started = time.time()
@@ -134,7 +124,7 @@ def run(options: Options) -> dict:
             target = start(ctx, upstream)
             try:
                 for scenario_name in options.scenarios:
-                    request = warm(target, name, scenario_name)
+                    request = runner.checked_request(target, SCENARIOS[scenario_name], what=name, timeout=600)
                     log(f"{name}: {SCENARIOS[scenario_name].label}, {options.requests} requests")
                     counted.setdefault(scenario_name, {})[name] = count(target.server, request, options, control,
                                                                         dumps, workdir)

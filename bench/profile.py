@@ -67,12 +67,7 @@ def run(options: Options) -> list[Path]:
         worker = target.server.tree()[-1].pid  # uvicorn's one worker (or the server itself)
         for name in options.scenarios:
             scenario = SCENARIOS[name]
-            request = target.dialect.request(scenario)
-            assert request is not None
-            for _ in range(3 if scenario.large else 20):
-                status, body = runner.send_once(target.server, request)
-                if status != 200 or not runner.looks_right(scenario, body):
-                    raise RuntimeError(f"{scenario.label}: HTTP {status}: {body[:300]!r}")
+            request = runner.checked_request(target, scenario, 3 if scenario.large else 20)
             svg = options.out_dir / f"profile-{options.preset}-{name}.{'svg' if options.format == 'flamegraph' else 'txt'}"
             log(f"profiling {scenario.label} ({options.duration:g} s)")
             spy_process = subprocess.Popen(spy_command(spy, worker, svg, options),

@@ -183,6 +183,22 @@ def send_once(server: Server, request: Request, timeout: float = 120) -> tuple[i
         conn.close()
 
 
+def checked_request(target: Running, scenario: Scenario, times: int = 1, *, what: str = "",
+                    timeout: float = 120) -> Request:
+    """``target``'s request for ``scenario``, sent ``times`` times with each answer checked
+    (``looks_right``): in a mode that measures one gateway, a wrong answer stops the run, with the
+    server's log (``what`` names the server in the error; its name by default)."""
+    request = target.dialect.request(scenario)
+    if request is None:
+        raise RuntimeError(f"{what or target.server.name} offers no {scenario.label}")
+    for _ in range(times):
+        status, body = send_once(target.server, request, timeout)
+        if status != 200 or not looks_right(scenario, body):
+            raise RuntimeError(f"{what or target.server.name}, {scenario.label}: HTTP {status}: "
+                               f"{body[:300].decode('utf-8', 'replace')}\n{target.server.log_tail()}")
+    return request
+
+
 def warm_up(running: dict[str, Running], scenarios: list[Scenario],
             outcome: Outcome) -> dict[tuple[str, str], Request]:
     """One check request per pair (a route that is missing is reported, not measured), then a few

@@ -61,13 +61,9 @@ def run(options: Options) -> dict:
             try:
                 for scenario_name in options.scenarios:
                     scenario = SCENARIOS[scenario_name]
-                    request = target.dialect.request(scenario)
-                    assert request is not None
-                    for _ in range(20 * workers):  # every worker warm (imports, pools, snapshot)
-                        status, body = runner.send_once(target.server, request)
-                        if status != 200 or not runner.looks_right(scenario, body):
-                            raise RuntimeError(f"{scenario.label} with {workers} worker(s): HTTP {status}: "
-                                               f"{body[:300]!r}\n{target.server.log_tail()}")
+                    # Every worker warm (imports, pools, snapshot).
+                    request = runner.checked_request(target, scenario, 20 * workers,
+                                                     what=f"the gateway with {workers} worker(s)")
                     for round_no in range(1, options.rounds + 1):
                         log(f"{scenario.label}, {workers} worker(s), round {round_no}/{options.rounds}")
                         m = runner.measure(name, target, scenario, request, round_no, measure_options, tool, workdir)

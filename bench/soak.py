@@ -112,10 +112,7 @@ def run(options: Options) -> dict:
         log("starting the gateway")
         gateway = TARGETS["gateway"].start(ctx, upstream)
         stack.callback(gateway.server.stop)
-        request = gateway.dialect.request(scenario)
-        status, body = runner.send_once(gateway.server, request)
-        if status != 200 or not runner.looks_right(scenario, body):
-            raise RuntimeError(f"the gateway answered HTTP {status}: {body[:300].decode('utf-8', 'replace')}")
+        request = runner.checked_request(gateway, scenario, what="the gateway")
         body_file = workdir / "body.json"
         body_file.write_bytes(request.body)
         url = gateway.server.base_url + request.path

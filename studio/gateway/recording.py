@@ -197,8 +197,7 @@ def _persist_batch(batch: list[Record]) -> list[Record]:
     bulks = [getattr(kind, "persist_batch", None) for kind in by_type]
     if len(by_type) > 1 and None not in bulks:
         # Records of several kinds (a responses call's usage and its stored response) in one
-        # transaction: one commit, where each kind's own cost one more (a write to the database's
-        # log, and a switch of the interpreter's lock between this thread and the event loop's).
+        # transaction: one commit, where a transaction per kind made one commit each.
         try:
             with transaction.atomic():
                 for bulk, records in zip(bulks, by_type.values(), strict=True):
@@ -207,8 +206,7 @@ def _persist_batch(batch: list[Record]) -> list[Record]:
         except Exception:  # fall back to kind by kind, then one by one, as for a batch of one kind
             logger.exception("batch of %d records of %d kinds failed; retrying kind by kind", len(batch),
                              len(by_type))
-    for kind, records in by_type.items():
-        bulk = getattr(kind, "persist_batch", None)
+    for (kind, records), bulk in zip(by_type.items(), bulks, strict=True):
         if bulk is not None:
             try:
                 with transaction.atomic():

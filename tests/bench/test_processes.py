@@ -46,3 +46,21 @@ def test_fake_upstream_process_answers_is_measured_and_stops(tmp_path: Path) -> 
         server.stop()
     assert server.process.poll() is not None
     assert not psutil.pid_exists(server.process.pid) or psutil.Process(server.process.pid).status() == "zombie"
+
+
+def test_a_mode_warms_a_server_with_checked_answers_and_stops_at_a_wrong_one(tmp_path: Path) -> None:
+    from bench.runner import checked_request
+    from bench.targets import Running, vendor_dialect
+
+    port = processes.free_port()
+    server = processes.start("upstream", [sys.executable, "-m", "bench.fake_upstream", "--port", str(port), "--small"],
+                             port=port, workdir=tmp_path, cwd=REPO, core=processes.LOAD_CORE, ready_timeout=120)
+    try:
+        target = Running(server, vendor_dialect("k"))
+        request = checked_request(target, SCENARIOS["chat"], 3)
+        assert request == target.dialect.request(SCENARIOS["chat"])
+        # The small fake's picture is no 4K frame: not what the scenario measures, so the run stops.
+        with pytest.raises(RuntimeError, match=r"^the vendor, 4K frame 15 MB, streamed: HTTP 200"):
+            checked_request(target, SCENARIOS["image_4k_stream"], what="the vendor")
+    finally:
+        server.stop()
