@@ -183,8 +183,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 
 # --- the gateway -------------------------------------------------------------------------------
 # Seconds the in-process caches of keys, catalog and upstreams stay fresh before a background
-# refresh; changes made in this process invalidate them at once.
+# check of their revision number (a reload when it moved); changes made in this process
+# invalidate them at once. They are loaded again at least every STUDIO_SNAPSHOT_MAX_AGE seconds.
 STUDIO_CACHE_TTL = float(env("STUDIO_CACHE_TTL", "5"))
+STUDIO_SNAPSHOT_MAX_AGE = float(env("STUDIO_SNAPSHOT_MAX_AGE", "60"))
 STUDIO_INPROCESS_WORKER = env_bool("STUDIO_INPROCESS_WORKER", True)
 # The base URL at which the built-in sandbox vendor cloud is reached in-process.
 STUDIO_SANDBOX_BASE_URL = "http://sandbox.studio.internal"

@@ -102,4 +102,6 @@ class Snapshot:
     prices: dict[str, tuple[PriceEntry, ...]] = field(default_factory=dict)  # newest first
     budgets: dict[tuple[str, int], tuple[BudgetEntry, ...]] = field(default_factory=dict)  # (scope, id)
     limits: dict[tuple[int, str], LimitEntry] = field(default_factory=dict)  # (key id, model id or "")
-    loaded_at: float = 0.0
+    loaded_at: float = 0.0  # time.monotonic() of the load
+    revision: int = 0  # the rows' revision number when they were read
+    checked_at: float = 0.0  # when the revision number was last found unchanged (or the load)

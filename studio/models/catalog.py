@@ -72,3 +72,15 @@ class Upstream(models.Model):
     @credential.setter
     def credential(self, value: str) -> None:
         self.credential_encrypted = crypto.encrypt(value) if value else ""
+
+
+class ConfigRevision(models.Model):
+    """One row whose ``number`` goes up, in the same transaction, with every key, model, upstream,
+    price, budget or rate limit saved or deleted through the ORM (``gateway.snapshot.changed``).
+    A web process's snapshot of those rows checks it every ``STUDIO_CACHE_TTL`` seconds and loads
+    them again only when it moved, where it used to load them all every time."""
+
+    number = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"revision {self.number}"

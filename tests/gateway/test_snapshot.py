@@ -1,5 +1,6 @@
-"""The in-process snapshot: loaded once, refreshed behind requests after its TTL, dropped on changes,
-and reloaded on a key miss at most once a second."""
+"""The in-process snapshot: loaded once, checked behind requests after its TTL (loaded again when
+its rows' revision moved, or when it is older than the longest age), dropped on changes, and
+reloaded on a key miss at most once a second."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.db import transaction
 
 from studio.gateway import snapshot
 from studio.models import ApiKey, PlatformModel, Upstream
@@ -54,17 +56,83 @@ async def test_get_loads_once_then_serves_from_memory(catalog, count_queries):
     assert count_queries["n"] == 0
 
 
-async def test_an_old_snapshot_is_served_while_a_fresh_one_loads(catalog, settings):
+def _change_elsewhere() -> None:
+    """A change as another process makes it, whose announcement never came: the row and the
+    revision number change in the database, and nothing tells this process."""
+    with transaction.atomic():
+        PlatformModel.objects.filter(model_id="epsilon-4.5").update(enabled=False)
+        snapshot.bump_revision()
+
+
+async def test_an_old_snapshot_is_served_while_a_changed_one_loads(catalog, settings):
     settings.STUDIO_CACHE_TTL = 5
     first = await snapshot.get()
-    first.loaded_at -= 6  # older than the TTL
-    assert await snapshot.get() is first  # served at once, refreshed behind it
+    await sync_to_async(_change_elsewhere)()
+    assert await snapshot.get() is first  # within the TTL: served as it is
+    first.checked_at -= 6  # checked longer ago than the TTL
+    assert await snapshot.get() is first  # served at once, checked behind it
     await asyncio.wait_for(_refreshed(first), 10)
-    assert await snapshot.get() is not first
+    fresh = await snapshot.get()
+    assert fresh is not first and "epsilon-4.5" in first.models and "epsilon-4.5" not in fresh.models
+    assert fresh.revision == first.revision + 1
+
+
+async def test_an_old_snapshot_whose_rows_did_not_change_is_kept_after_one_query(catalog, settings, count_queries):
+    settings.STUDIO_CACHE_TTL = 5
+    first = await snapshot.get()
+    first.checked_at -= 6
+    checked = first.checked_at
+    count_queries["n"] = 0
+    assert await snapshot.get() is first
+    await asyncio.wait_for(_checked(), 10)
+    assert snapshot._state.snapshot is first and first.checked_at > checked + 5
+    assert count_queries["n"] == 1, count_queries["sql"]  # the revision number, not the rows
+
+
+async def test_rows_changed_behind_the_orm_are_loaded_after_the_longest_age(catalog, settings):
+    settings.STUDIO_CACHE_TTL = 5
+    settings.STUDIO_SNAPSHOT_MAX_AGE = 60
+    first = await snapshot.get()
+    await sync_to_async(PlatformModel.objects.filter(model_id="epsilon-4.5").update)(enabled=False)  # no revision
+    first.checked_at -= 6
+    await snapshot.get()
+    await asyncio.wait_for(_checked(), 10)
+    assert snapshot._state.snapshot is first  # the number did not move
+    first.checked_at -= 6
+    first.loaded_at -= 61  # loaded longer ago than the longest age
+    await snapshot.get()
+    await asyncio.wait_for(_refreshed(first), 10)
+    assert "epsilon-4.5" not in (await snapshot.get()).models
+
+
+def test_a_saved_or_deleted_row_moves_the_revision_with_its_transaction(catalog):
+    start = snapshot.revision()
+    row = add_upstream("counted", 10)
+    assert snapshot.revision() == start + 1
+    row.delete()
+    assert snapshot.revision() == start + 2
+    with pytest.raises(RuntimeError), transaction.atomic():
+        add_upstream("rolled-back", 10)
+        raise RuntimeError
+    assert snapshot.revision() == start + 2  # the change did not happen: neither did the number's
+
+
+def test_the_revision_row_is_made_again_when_missing(catalog):
+    from studio.models import ConfigRevision
+
+    ConfigRevision.objects.all().delete()
+    assert snapshot.revision() == 0
+    add_upstream("first-after", 10)
+    assert snapshot.revision() == 1
 
 
 async def _refreshed(old) -> None:
     while snapshot._state.snapshot is old or snapshot._state.refreshing is not None:
+        await asyncio.sleep(0.01)
+
+
+async def _checked() -> None:
+    while snapshot._state.refreshing is not None:
         await asyncio.sleep(0.01)
 
 

@@ -65,6 +65,7 @@ def cluster(django_db_setup, django_db_blocker, s3_endpoint, tmp_path_factory):
         **CREDENTIALS, "DATABASE_URL": test_database_url(name), "REDIS_URL": REDIS_URL, "STUDIO_REDIS_PREFIX": prefix,
         "STUDIO_S3_BUCKET": new_bucket(s3_endpoint), "STUDIO_S3_ENDPOINT_URL": s3_endpoint,
         "STUDIO_S3_REGION": REGION, "STUDIO_INPROCESS_WORKER": "0", "STUDIO_CACHE_TTL": str(CACHE_TTL),
+        "STUDIO_SNAPSHOT_MAX_AGE": "600",  # within a test, only a moved revision number reloads the rows
         "STUDIO_SANDBOX_DELAY": "0.25", "STUDIO_SANDBOX_VIDEO_SECONDS": "3", "STUDIO_VIDEO_FIRST_POLL": "0.5",
         "STUDIO_VIDEO_POLL_SCALE": "0.25", "STUDIO_VIDEO_LEASE_SECONDS": "3", "STUDIO_VIDEO_CALLBACKS": "0",
         "STUDIO_SANDBOX_RENDER_LEASE": "3",
@@ -264,16 +265,22 @@ def test_a_worker_killed_mid_task_and_restarted_completes_each_task_and_delivers
         assert sent[0] == "queued" and sent.count("succeeded") == 1 and sent[-1] == "succeeded", sent
 
 
-def test_a_key_revoked_through_web1_is_refused_by_web2_within_the_cache_ttl(cluster, account, django_db_blocker):
+def _key_web2_accepts(cluster, account, django_db_blocker, name: str):
+    """A new key of the account's user, once web-2 accepts it; returns it with its headers."""
     from studio.models import ApiKey
 
     with django_db_blocker.unblock():
-        key, secret = ApiKey.issue(account["user"], name="to revoke")
+        key, secret = ApiKey.issue(account["user"], name=name)
     headers = {"Authorization": f"Bearer {secret}"}
     deadline = time.monotonic() + 10
     while httpx.get(cluster.web2 + "/v1/models", headers=headers, timeout=10).status_code != 200:
         assert time.monotonic() < deadline, "web-2 never accepted the new key"
         time.sleep(0.2)
+    return key, headers
+
+
+def test_a_key_revoked_through_web1_is_refused_by_web2_within_the_cache_ttl(cluster, account, django_db_blocker):
+    key, headers = _key_web2_accepts(cluster, account, django_db_blocker, "to revoke")
     page = httpx.Client(base_url=cluster.web1, cookies={"sessionid": account["session"]}, timeout=30)
     page.get("/keys/")
     token = page.cookies.get("csrftoken")
@@ -286,6 +293,22 @@ def test_a_key_revoked_through_web1_is_refused_by_web2_within_the_cache_ttl(clus
         time.sleep(0.05)
     took = time.monotonic() - started
     assert took < 3.0, f"refused after {took:.2f}s: the change was not announced to web-2"
+
+
+def test_a_key_revoked_where_no_announcement_reaches_the_web_processes_is_refused_after_the_check(
+        cluster, account, django_db_blocker):
+    """Revoked from a process that announces on another Redis prefix (this one), as from a
+    machine whose announcement never arrives: the web processes find the moved revision number on
+    their next check (the longest age between full loads is set far off)."""
+    key, headers = _key_web2_accepts(cluster, account, django_db_blocker, "revoked quietly")
+    with django_db_blocker.unblock():
+        key.revoked = True
+        key.save()
+    started = time.monotonic()
+    for web in (cluster.web1, cluster.web2):
+        while httpx.get(web + "/v1/models", headers=headers, timeout=10).status_code == 200:
+            assert time.monotonic() - started < CACHE_TTL + 10, f"{web} kept accepting the revoked key"
+            time.sleep(0.2)
 
 
 def test_an_idle_socket_stays_open_for_30_seconds_on_redis(cluster, account, idle_socket):
