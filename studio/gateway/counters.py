@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
+from studio.core.hot_settings import hot
 from studio.gateway.counter_types import Check, Counters, Done, Outcome
 from studio.gateway.redis_counters import RedisCounters
 
@@ -135,7 +136,7 @@ _last: tuple = (None, None)
 
 def get() -> Counters:
     """This process's counters: Redis (one client per event loop) when configured, else memory."""
-    if not settings.REDIS_URL:
+    if not hot.REDIS_URL:  # a plain attribute: Django's lazy settings cost more than the rest of this
         return _memory
     global _last
     loop = asyncio.get_running_loop()
