@@ -190,10 +190,10 @@ def bump_revision() -> None:
     """Move the revision number on, in the caller's transaction (a saved or deleted row's)."""
     from studio.models import ConfigRevision
 
-    bump = ConfigRevision.objects.filter(pk=1)
-    if not bump.update(number=F("number") + 1) and not ConfigRevision.objects.get_or_create(
-            pk=1, defaults={"number": 1})[1]:
-        bump.update(number=F("number") + 1)  # made by another change meanwhile
+    row = ConfigRevision.objects.filter(pk=1)
+    if not row.update(number=F("number") + 1):  # the row is gone (a flushed database): made again
+        ConfigRevision.objects.get_or_create(pk=1)
+        row.update(number=F("number") + 1)
 
 
 MISS_RELOAD_INTERVAL = 1.0
