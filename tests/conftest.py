@@ -166,19 +166,31 @@ async def client():
 
 @pytest.fixture
 def count_queries(monkeypatch):
-    """Count SQL statements from every thread (Django's own helper sees one connection only)."""
+    """Count SQL statements from every thread (Django's own helper sees one connection only),
+    those the row writer sends straight to SQLite's module included."""
     from django.db.backends import utils
 
-    counter = {"n": 0, "sql": [], "params": []}
-    original = utils.CursorWrapper._execute_with_wrappers
+    from studio.gateway import row_writes
 
-    def counting(self, sql, params, many, executor):
+    counter = {"n": 0, "sql": [], "params": []}
+    original, run_native = utils.CursorWrapper._execute_with_wrappers, row_writes.run_native
+
+    def note(sql, params):
         counter["n"] += 1
         counter["sql"].append(sql)
         counter["params"].append(params)
+
+    def counting(self, sql, params, many, executor):
+        note(sql, params)
         return original(self, sql, params, many, executor)
 
     monkeypatch.setattr(utils.CursorWrapper, "_execute_with_wrappers", counting)
+
+    def counting_native(connection, sql, params):
+        note(sql, params)
+        return run_native(connection, sql, params)
+
+    monkeypatch.setattr(row_writes, "run_native", counting_native)
     return counter
 
 

@@ -23,19 +23,27 @@ async def test_records_the_database_refuses_show_in_the_metrics(client, alice, m
     from django.db import OperationalError
     from django.db.backends import utils
 
-    from studio.gateway import recording
+    from studio.gateway import recording, row_writes
     from studio.models import UsageRecord
 
     table = UsageRecord._meta.db_table
-    original = utils.CursorWrapper._execute_with_wrappers
+    original, run_native = utils.CursorWrapper._execute_with_wrappers, row_writes.run_native
 
-    def refusing(self, sql, params, many, executor):  # the database refuses usage rows, however written
+    def refuse(sql):  # the database refuses usage rows, however written
         if sql.lstrip().upper().startswith("INSERT") and table in sql:
             raise OperationalError("the database refuses writes")
+
+    def refusing(self, sql, params, many, executor):
+        refuse(sql)
         return original(self, sql, params, many, executor)
+
+    def refusing_native(connection, sql, params):  # the row writer's own way to SQLite's module
+        refuse(sql)
+        return run_native(connection, sql, params)
 
     before = (await client.get("/metrics")).text
     monkeypatch.setattr(utils.CursorWrapper, "_execute_with_wrappers", refusing)
+    monkeypatch.setattr(row_writes, "run_native", refusing_native)
     for _ in range(2):
         response = await client.post("/v1/chat/completions", json=CHAT,
                                      headers={"Authorization": f"Bearer {alice.secret}"})

@@ -157,3 +157,30 @@ def test_only_constant_defaults_and_the_time_of_writing_are_shared_by_a_batch():
     assert row_writes._shared_default(UsageRecord._meta.get_field("status_code"))
     assert not row_writes._shared_default(EditSession._meta.get_field("id"))  # a new UUID for each row
     assert not row_writes._shared_default(PlatformModel._meta.get_field("capabilities"))  # a dict of its own
+
+
+def test_on_sqlite_a_batch_goes_to_the_module_in_its_own_placeholders_with_djangos_errors(alice, monkeypatch):
+    """Django's SQLite cursor rewrites every ``%s`` of a statement with a regular expression; the
+    row writer sends its statements in ``?`` style to the module instead, and its errors still
+    arrive as Django's."""
+    from django.db import IntegrityError, connection
+    from django.db.backends.sqlite3.base import SQLiteCursorWrapper
+
+    from studio.models import UsageRecord
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the rewrite is SQLite's")
+
+    def rewritten(*_, **__):
+        raise AssertionError("the statement went through Django's placeholder rewrite")
+
+    rows = [{"id": n, "user_id": alice.user.id, "model_id": f"m{n}", "route": "chat", "input_tokens": n}
+            for n in range(1, 38)]
+    with monkeypatch.context() as patched:
+        patched.setattr(SQLiteCursorWrapper, "convert_query", rewritten)
+        row_writes.insert_rows(UsageRecord, rows)
+    assert list(UsageRecord.objects.order_by("id").values_list("id", "model_id")) == [
+        (n, f"m{n}") for n in range(1, 38)]
+    with pytest.raises(IntegrityError):
+        row_writes.insert_rows(UsageRecord, rows[:1])  # a taken key, without ``replace``
+    assert UsageRecord.objects.count() == 37
