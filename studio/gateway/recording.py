@@ -227,13 +227,21 @@ def _persist_batch(batch: list[Record]) -> list[Record]:
 
 
 _recorders: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Recorder] = weakref.WeakKeyDictionary()
+# The loop last asked about, held weakly, and its recorder: a server runs one loop, and a lookup
+# in ``_recorders`` makes a weak reference to the loop every time (two of them a call).
+_last: tuple[weakref.ref[asyncio.AbstractEventLoop], Recorder] | None = None
 
 
 def get_recorder() -> Recorder:
+    global _last
     loop = asyncio.get_running_loop()
+    last = _last
+    if last is not None and last[0]() is loop:
+        return last[1]
     recorder = _recorders.get(loop)
     if recorder is None:
         recorder = _recorders[loop] = Recorder()
+    _last = (weakref.ref(loop), recorder)
     return recorder
 
 
