@@ -76,7 +76,9 @@ class TextCall:
     model_field: bytes  # '"model":"<platform id>"', swapped into relayed answers
     principal: Principal
     headers: Mapping[str, str] = field(default_factory=dict)  # the client's protocol headers, same-format calls
-    response_id: str | None = None  # responses: the id ``response.created`` announced
+    # responses: the data of the stream's ``response.created`` event, read (for the id it announced)
+    # only if the stream breaks
+    created: bytes = b""
     # The body as upstreams get it: the client's, or with a previous response's turns put before
     # its input (``previous_response_id``), which ``context`` then holds.
     upstream_body: dict[str, Any] = field(default_factory=dict)
@@ -209,7 +211,6 @@ async def complete(call: TextCall) -> bytes:
             answer = leg.translator.response(answer, leg.ctx)
             out = orjson.dumps(answer)
         if call.fmt == "responses":
-            call.response_id = str(answer.get("id") or "") or None
             if call.previous_field:
                 answer["previous_response_id"] = call.body["previous_response_id"]
             stored.keep(call.principal, call.model.model_id, call.body, leg.ctx, answer, call.context)
@@ -265,12 +266,15 @@ async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
                         except orjson.JSONDecodeError:
                             continue  # keep-alive noise; the vendors send JSON only
             async for name, data in leg.translator.stream(decoded(), leg.ctx):
-                if call.fmt == "responses" and name in RESPONSE_OBJECT_EVENTS:  # kept as the vendor's, without the cost
-                    _seen_response(call, leg, name, data.get("response") or {})
+                if call.fmt == "responses" and name in FINAL_RESPONSE_EVENTS:  # kept as the vendor's, without the cost
+                    _seen_response(call, leg, data.get("response") or {})
                 if call.record.ticket is not None:
                     add_cost(call.fmt, name, data, _quote(call, tap))
                 sent.observe(name, data)
-                yield frame(call.fmt, name, orjson.dumps(data))
+                out = orjson.dumps(data)
+                if name == "response.created" and call.fmt == "responses":
+                    call.created = out
+                yield frame(call.fmt, name, out)
     finally:
         await streams.close(events)  # left early: the upstream's connection goes now
         if not call.record.submitted:  # a stream the client left was recorded already
@@ -307,10 +311,12 @@ def _relay_event(call: TextCall, leg: Leg, event: SSEEvent, tap: UsageTap, sent:
     tap.observe(event)
     data, name = event.data, event.event
     sent.observe_raw(name, data)
-    if name in RESPONSE_OBJECT_EVENTS and call.fmt == "responses":
-        # The final event as the usage tap decoded it (parsed once), any other one parsed here.
+    if name in FINAL_RESPONSE_EVENTS and call.fmt == "responses":
+        # The final event as the usage tap decoded it (parsed once), else parsed here.
         decoded = tap.final_event if tap.final and tap.final_event else parse_upstream(data)
-        _seen_response(call, leg, name, decoded.get("response") or {})
+        _seen_response(call, leg, decoded.get("response") or {})
+    elif name == "response.created" and call.fmt == "responses":
+        call.created = data
     if leg.usage_injected:
         if b'"choices":[]' in data:  # the usage chunk only the gateway asked for
             return
@@ -407,14 +413,8 @@ def _plain_chat(call: TextCall, raw: bytes, count: int, injected: bool, sent: St
     return events, piece
 
 
-RESPONSE_OBJECT_EVENTS = FINAL_RESPONSE_EVENTS | {"response.created"}
-
-
-def _seen_response(call: TextCall, leg: Leg, name: str, response: dict[str, Any]) -> None:
-    """A responses stream announced its id, or ended with its final object (which is stored)."""
-    if name == "response.created":
-        call.response_id = str(response.get("id") or "") or None
-        return
+def _seen_response(call: TextCall, leg: Leg, response: dict[str, Any]) -> None:
+    """A responses stream ended with its final object, which is stored."""
     final = {**response, "model": call.model.model_id}
     if isinstance(final.get("usage"), dict):  # its own: the relayed event's usage gains the cost
         final["usage"] = dict(final["usage"])
@@ -427,11 +427,22 @@ def failed_response(call: TextCall, code: str, message: str) -> dict[str, Any]:
     """The ``response.failed`` object of a stream that broke after it started: the id its
     ``response.created`` announced, the error, and stored like any final response."""
     failed = response_object(call.ctx, "failed", [], None)
-    if call.response_id:
-        failed["id"] = call.response_id
+    announced = _announced_id(call.created)
+    if announced:
+        failed["id"] = announced
     failed["error"] = {"code": code, "message": message}
     stored.keep(call.principal, call.model.model_id, call.body, call.ctx, failed, call.context)
     return failed
+
+
+def _announced_id(created: bytes) -> str | None:
+    """The id a stream's ``response.created`` event announced (None: no such event, or no id)."""
+    try:
+        event = orjson.loads(created) if created else None
+    except orjson.JSONDecodeError:
+        return None
+    response = event.get("response") if isinstance(event, dict) else None
+    return str(response.get("id") or "") or None if isinstance(response, dict) else None
 
 
 def _quote(call: TextCall, tap: UsageTap) -> float:
