@@ -257,8 +257,8 @@ async def test_patient_records_are_written_once_the_linger_is_over(transactional
 
 
 async def test_an_impatient_record_ends_the_wait_for_those_before_it(transactional_db, settings):
-    """A record something reads back at once (a studio job's, a stored response) is written at
-    once, and takes the patient ones waiting with it."""
+    """A record something reads back at once (a studio job's) is written at once, and takes the
+    patient ones waiting with it."""
     settings.STUDIO_RECORDER_LINGER_MS = 60_000
     recording.submit(Plain("patient"), patient=True)
     await asyncio.sleep(0.05)

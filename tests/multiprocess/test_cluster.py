@@ -370,6 +370,21 @@ def test_a_request_id_round_trips_through_either_process(cluster, account):
     assert len(chat(cluster.web2, account["secret"], request_id="bad id!").headers["x-request-id"]) == 32
 
 
+def test_a_response_stored_by_web1_is_continued_on_web2_at_once(cluster, account):
+    """web-1's recorder may hold the stored response for its linger; web-2, asked at once to
+    continue it, looks again after that long instead of answering that it does not exist."""
+    headers = {"Authorization": f"Bearer {account['secret']}"}
+    first = httpx.post(cluster.web1 + "/v1/responses", headers=headers, timeout=60,
+                       json={"model": "omicron-4-mini", "input": "the secret word is tangerine"})
+    assert first.status_code == 200, first.text
+    follow = httpx.post(cluster.web2 + "/v1/responses", headers=headers, timeout=60, json={
+        "model": "omicron-4-mini", "input": "what was the secret word?", "previous_response_id": first.json()["id"]})
+    assert follow.status_code == 200, follow.text
+    items = httpx.get(f"{cluster.web2}/v1/responses/{first.json()['id']}/input_items", headers=headers, timeout=60)
+    assert items.status_code == 200, items.text
+    assert items.json()["data"][0]["content"][0]["text"] == "the secret word is tangerine"
+
+
 def test_metrics_of_every_process_are_summed_by_either_web_process(cluster, account, idle_socket):
     labels = {"family": "openai", "model": "omicron-4-mini", "upstream": "Sandbox", "status": "200"}
     time.sleep(1.5)  # each process hands its request metrics to the shared folder at least once a second

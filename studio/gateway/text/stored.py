@@ -4,7 +4,9 @@
 A responses call that does not say ``store: false`` is kept once its final response object is
 known (buffered answer, or the stream's ``response.completed``/``.incomplete``/``.failed``),
 with the input items it was made from and the whole input its upstream was given. The write
-goes through the recorder, off the response path. Only the user whose key made a response sees
+goes through the recorder, off the response path, and may wait its linger to share a write with
+other rows; a lookup that finds nothing waits that long before the miss is final, so a response
+continued at once, in this process or another, is found. Only the user whose key made a response sees
 it: anyone else gets the same answer as for an id that never existed (404 on the stored-response
 routes; 400 ``previous_response_not_found`` as ``previous_response_id``, as the vendor answers).
 A response is kept ``STUDIO_RESPONSE_RETENTION_DAYS`` (30, as the vendor keeps them): an older
@@ -13,10 +15,12 @@ one is not found, and ``prune_expired`` (a worker job) deletes it.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from asgiref.sync import sync_to_async
@@ -32,6 +36,10 @@ ITEM_ORDERS = ("asc", "desc")
 UPSERTED = ("user", "api_key", "model_id", "response", "input_items", "context")  # not ``created``
 JSON_COLUMNS = ("response", "input_items", "context")
 MAX_ITEMS_PAGE = 100
+T = TypeVar("T")
+# Seconds a lookup that found nothing waits, beyond the recorder's linger, for a response another
+# process may be writing (its write itself, on a busy database).
+WRITE_MARGIN = 0.1
 
 
 def wants_store(body: dict[str, Any]) -> bool:
@@ -112,8 +120,10 @@ def keep(principal: Principal, model_id: str, body: dict[str, Any], ctx: Context
     """Store a final response object, unless the request said ``store: false``. ``context`` is the
     whole input the upstream was given (the request's own input when it continues nothing)."""
     if wants_store(body) and isinstance(response.get("id"), str):
+        # Patient, as the call's usage row: it may wait the recorder's linger for others to share
+        # its write. A lookup that misses it waits that long (``_looked_up``).
         recording.submit(ResponseRecord(principal, model_id, response, input_items(body, ctx),
-                                        own_input(body) if context is None else context))
+                                        own_input(body) if context is None else context), patient=True)
 
 
 def expires_before() -> datetime:
@@ -141,10 +151,7 @@ async def previous_turns(principal: Principal, response_id: str) -> list[dict[st
     that is unknown, expired, or another user's is the vendor's 400 ``previous_response_not_found``.
     """
     fields = ("context", "input_items", "response")
-    row = await _live(principal).filter(id=response_id).values(*fields).afirst()
-    if row is None:
-        await recording.drain()  # written by this process a moment ago, maybe still queued
-        row = await _live(principal).filter(id=response_id).values(*fields).afirst()
+    row = await _looked_up(lambda: _live(principal).filter(id=response_id).values(*fields).afirst())
     if row is None:
         raise BadRequest(f"Previous response with id '{response_id}' not found.", param="previous_response_id",
                          code="previous_response_not_found")
@@ -165,11 +172,24 @@ async def prune_expired() -> int:
     return await sync_to_async(_prune)()
 
 
-async def _find(principal: Principal, response_id: str):
-    row = await sync_to_async(_row)(principal, response_id)
+async def _looked_up(lookup: Callable[[], Awaitable[T | None]]) -> T | None:
+    """``lookup()`` of a stored response, made again when it finds nothing, in case the response
+    is still on its way: written by this process a moment ago and still queued (the recorder is
+    drained, so its records are written at once), or by another process, whose recorder may hold
+    it for up to its linger (``STUDIO_RECORDER_LINGER_MS``) before writing. An id that is unknown
+    is therefore answered that long later."""
+    row = await lookup()
     if row is None:
-        await recording.drain()  # written by this process a moment ago, maybe still queued
-        row = await sync_to_async(_row)(principal, response_id)
+        await recording.drain()
+        row = await lookup()
+        if row is None:
+            await asyncio.sleep(settings.STUDIO_RECORDER_LINGER_MS / 1000 + WRITE_MARGIN)
+            row = await lookup()
+    return row
+
+
+async def _find(principal: Principal, response_id: str):
+    row = await _looked_up(lambda: sync_to_async(_row)(principal, response_id))
     if row is None:
         raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
     return row

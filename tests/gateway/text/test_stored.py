@@ -102,6 +102,42 @@ async def test_a_response_just_kept_is_found_before_its_write_has_landed(users) 
     assert (await stored.retrieve(alice, "resp_fresh"))["id"] == "resp_fresh"
 
 
+async def test_a_kept_response_waits_for_company_and_a_lookup_here_writes_it_at_once(users, settings) -> None:
+    """A stored response's write may wait the recorder's linger, as usage rows do; a lookup in the
+    process holding it does not wait that out."""
+    import asyncio
+
+    alice, _ = users
+    settings.STUDIO_RECORDER_LINGER_MS = 60_000
+    stored.keep(alice, "omicron-4-mini", {"input": "hello"}, context(), response("resp_waiting"))
+    await asyncio.sleep(0.05)
+    assert not await StoredResponse.objects.filter(id="resp_waiting").aexists()  # waiting for company
+    found = await asyncio.wait_for(stored.previous_turns(alice, "resp_waiting"), 5)
+    assert found[-1] == response("resp_waiting")["output"][0]
+
+
+async def test_a_response_another_process_is_still_writing_is_found_once_it_lands(users, settings) -> None:
+    """Another process's recorder may hold a response for up to its linger: a lookup that finds
+    nothing looks again after that long, and only then is the id unknown."""
+    import asyncio
+
+    from asgiref.sync import sync_to_async
+
+    alice, _ = users
+    settings.STUDIO_RECORDER_LINGER_MS = 200
+
+    async def other_process_writes() -> None:  # not through this process's recorder
+        await asyncio.sleep(0.1)
+        await sync_to_async(stored.ResponseRecord(alice, "omicron-4-mini", response("resp_elsewhere"), []).persist)()
+
+    writing = asyncio.create_task(other_process_writes())
+    assert (await stored.retrieve(alice, "resp_elsewhere"))["id"] == "resp_elsewhere"
+    assert (await stored.previous_turns(alice, "resp_elsewhere"))[-1] == response()["output"][0]
+    await writing
+    with pytest.raises(BadRequest):
+        await stored.previous_turns(alice, "resp_nowhere")
+
+
 async def test_a_batch_of_kept_responses_is_written_whole_and_a_repeated_id_keeps_the_latest(users) -> None:
     alice, bob = users
     await keep(alice, {"input": "first"}, rid="resp_again")
