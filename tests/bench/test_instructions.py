@@ -130,3 +130,11 @@ def test_the_production_gateway_is_read_against_the_bare_one() -> None:
     assert "production extra" in lines[0]
     assert lines[2].split()[-3:] == ["2.200", "+10.0%", "missed"]
     assert parser().parse_args(["instructions", "--production"]).production is True
+
+
+def test_the_snapshot_reload_of_the_clock_is_kept_out_of_the_count_unless_the_run_sets_it() -> None:
+    """Under callgrind a minute holds a fiftieth of its requests: the snapshot's reload at its
+    longest age would weigh fifty times its share in whichever scenario it fell."""
+    assert instructions.counted_env(instructions.Options())["STUDIO_SNAPSHOT_MAX_AGE"] == "3600"
+    chosen = instructions.Options(gateway_env={"STUDIO_SNAPSHOT_MAX_AGE": "60", "STUDIO_CACHE_TTL": "1"})
+    assert instructions.counted_env(chosen) == {"STUDIO_SNAPSHOT_MAX_AGE": "60", "STUDIO_CACHE_TTL": "1"}
