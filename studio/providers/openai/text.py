@@ -28,6 +28,7 @@ else:
 
 JSON = {"content-type": "application/json"}
 DONE = b"data: [DONE]\n\n"  # the end marker of a stream
+ENDING_EVENTS = frozenset({"error", "response.failed"})  # named events that end a stream in an error
 # The HTTP status a vendor error type stands for, when it arrives inside a 200 stream.
 STREAM_ERROR_STATUS = {"invalid_request_error": 400, "rate_limit_exceeded": 429, "rate_limit_error": 429,
                        "server_error": 500, "insufficient_quota": 429}
@@ -57,12 +58,12 @@ class OpenAITextMixin(_Base):
                         if marker:
                             yield Read(events[:-1], raw[:marker])  # what came before the end marker
                         return
-                elif raw is None and (framed := events.framed) is not None and not _may_end(framed):
-                    yield events  # named events (responses), none of which can end the stream
-                    continue
+                # Any other read (named events: responses) is looked at event by event: that costs
+                # about half of searching its bytes for the markers first (a read of a whole
+                # response's 24 events: 6 µs against 11).
                 for i, event in enumerate(events):
                     done = event.data == b"[DONE]"
-                    if done or event.event in ("error", "response.failed") or event.data.startswith(b'{"error"'):
+                    if done or event.event in ENDING_EVENTS or event.data.startswith(b'{"error"'):
                         if i:
                             yield events.head(i)  # what came before it in the same read goes first
                         if done:
@@ -80,10 +81,3 @@ class OpenAITextMixin(_Base):
         body = {"error": {"message": error.get("message") or "the upstream stream failed", "type": kind,
                           "param": error.get("param"), "code": error.get("code")}}
         return self.error_from_response(status, orjson.dumps(body))
-
-
-def _may_end(framed: bytes) -> bool:
-    """Whether a read of named events (its ``Read.framed`` bytes) may hold one that ends the stream:
-    the end marker, an error, a failed response. Only then are its events looked at one by one."""
-    return (b"data: [DONE]" in framed or b'data: {"error"' in framed or b"event: error\n" in framed
-            or b"event: response.failed\n" in framed)
