@@ -34,6 +34,7 @@ from studio.gateway.text import stored, translators
 from studio.gateway.text import validation as text_validation
 from studio.gateway.text.record import TextRecord
 from studio.gateway.text.responses_to_chat import response_object
+from studio.gateway.text.sent_events import SentEvents
 from studio.gateway.text.translation import Context, Translator
 from studio.gateway.text.usage import (
     CHAT_USAGE_MARKS,
@@ -438,10 +439,9 @@ def failed_response(call: TextCall, code: str, message: str) -> dict[str, Any]:
 def _announced_id(created: bytes) -> str | None:
     """The id a stream's ``response.created`` event announced (None: no such event, or no id)."""
     try:
-        event = orjson.loads(created) if created else None
-    except orjson.JSONDecodeError:
+        response = (orjson.loads(created) or {}).get("response") if created else None
+    except (orjson.JSONDecodeError, AttributeError):  # no JSON, or no object
         return None
-    response = event.get("response") if isinstance(event, dict) else None
     return str(response.get("id") or "") or None if isinstance(response, dict) else None
 
 
@@ -471,21 +471,22 @@ async def stream(call: TextCall, failure: Failure | None = None) -> AsyncIterato
         call.record.upstream_id = up.id
 
     record = call.record
-    sent = 0
+    sent = SentEvents()
     try:
         async with contextlib.aclosing(routing.stream_with_failover(call.upstreams, open_stream, chosen)) as relayed:
             async for piece in relayed:
                 record.first_chunk()
                 if failure is not None:
-                    sent += piece.count(b"\n\n")
+                    sent.add(piece)
                 yield piece
         if record.first_byte_ms is None:
             raise UpstreamError("the upstream ended the stream without sending any event")
     except GatewayError as exc:
         record.fail(exc)
-        if failure is None or not sent:
+        count = sent.count()
+        if failure is None or not count:
             raise
-        for piece in failure(exc, sent):
+        for piece in failure(exc, count):
             yield piece
         return
     except BaseException as exc:  # the client went away or the task was cancelled
