@@ -6,11 +6,11 @@ known (buffered answer, or the stream's ``response.completed``/``.incomplete``/`
 with the input items it was made from and the whole input its upstream was given. The write
 goes through the recorder, off the response path, and may wait its linger to share a write with
 other rows; a lookup that finds nothing waits that long before the miss is final, so a response
-continued at once, in this process or another, is found. Only the user whose key made a response sees
-it: anyone else gets the same answer as for an id that never existed (404 on the stored-response
-routes; 400 ``previous_response_not_found`` as ``previous_response_id``, as the vendor answers).
-A response is kept ``STUDIO_RESPONSE_RETENTION_DAYS`` (30, as the vendor keeps them): an older
-one is not found, and ``prune_expired`` (a worker job) deletes it.
+continued at once, in this process or another, is found. Only the user whose key made a
+response sees it: anyone else gets the same answer as for an id that never existed (404 on the
+stored-response routes; 400 ``previous_response_not_found`` as ``previous_response_id``, as the
+vendor answers). A response is kept ``STUDIO_RESPONSE_RETENTION_DAYS`` (30, as the vendor keeps
+them): an older one is not found, and ``prune_expired`` (a worker job) deletes it.
 """
 
 from __future__ import annotations
