@@ -46,6 +46,15 @@ class Lease:
     until: float  # monotonic
 
 
+@dataclass(slots=True)
+class Bundle:
+    """The leases of the counters a call's terms name together, in order."""
+
+    leases: tuple[Lease, ...]
+    until: float  # the first of them to end (a lease that changes drops every bundle)
+    limits: Sequence[int] | None = None  # the limits last found to be theirs (compared by identity)
+
+
 class Book:
     """The leases of one process (one event loop): handed out, folded and given back."""
 
@@ -54,7 +63,7 @@ class Book:
         # The leases of the counters a call's terms name together (its checks' keys, or its
         # settlement's), found once: a call served from them looks up no key. Dropped whenever a
         # lease ends or starts, so a bundle never holds a lease that is no longer ``held``.
-        self.bundles: dict[tuple[str, ...], tuple[Lease, ...]] = {}
+        self.bundles: dict[tuple[str, ...], Bundle] = {}
         # Counters with a lease request on its way, and what its answer sets (calls that find
         # no lease for such a counter wait for it rather than each making a round trip).
         self.asking: dict[str, asyncio.Future[None]] = {}
@@ -83,18 +92,18 @@ class Book:
         if not answer.done():
             answer.set_result(None)
 
-    def bundle(self, keys: tuple[str, ...]) -> tuple[Lease, ...] | None:
-        """The leases of ``keys``, in order, or None unless each one is held."""
+    def bundle(self, keys: tuple[str, ...]) -> Bundle | None:
+        """The leases of ``keys``, or None unless each one is held."""
         found = self.bundles.get(keys)
         if found is None:
             held = self.held
             try:
-                found = tuple([held[key] for key in keys])
+                leases = tuple([held[key] for key in keys])
             except KeyError:
                 return None
             if len(self.bundles) >= 1024:
                 self.bundles.clear()
-            self.bundles[keys] = found
+            found = self.bundles[keys] = Bundle(leases, min([lease.until for lease in leases], default=0.0))
         return found
 
     def serve(self, checks: Sequence[Check]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -106,18 +115,23 @@ class Book:
              adds: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """``serve`` of the checks of ``keys`` (each under its limit in ``limits``) adding ``adds``,
         without the checks themselves (a call served here needs none)."""
-        leases = self.bundle(keys)
-        if leases is None:
+        found = self.bundles.get(keys) or self.bundle(keys)
+        if found is None or found.until <= time.monotonic():
             return None
-        now = time.monotonic()
-        for lease, limit, add in zip(leases, limits, adds, strict=True):
-            if lease.left < add or lease.limit != limit or lease.until <= now:
+        leases = found.leases
+        if found.limits is not limits:  # the calls of one shape pass the same limits
+            for lease, limit in zip(leases, limits, strict=True):
+                if lease.limit != limit:
+                    return None
+            found.limits = limits
+        for lease, add in zip(leases, adds, strict=True):
+            if lease.left < add:
                 return None
         values, previous = [], []
-        for lease, add in zip(leases, adds, strict=True):
+        for lease, add in zip(leases, adds, strict=False):  # the lengths are checked above
             lease.left -= add
-            lease.value += add
-            values.append(lease.value)
+            value = lease.value = lease.value + add
+            values.append(value)
             previous.append(lease.previous)
         return tuple(values), tuple(previous)
 
@@ -125,18 +139,18 @@ class Book:
         """Settle ``deltas`` to the counters of ``keys`` against what is held: a call that used
         less than it reserved hands the rest back to the lease, one that used more takes it from
         the lease. The counters' values, or None (and nothing changed) unless every one is held."""
-        leases = self.bundle(keys)
-        if leases is None:
+        found = self.bundles.get(keys) or self.bundle(keys)
+        if found is None or found.until <= time.monotonic():
             return None
-        now = time.monotonic()
+        leases = found.leases
         for lease, delta in zip(leases, deltas, strict=True):
-            if lease.left < delta or lease.until <= now:
+            if lease.left < delta:
                 return None
         values = []
-        for lease, delta in zip(leases, deltas, strict=True):
+        for lease, delta in zip(leases, deltas, strict=False):  # the lengths are checked above
             lease.left -= delta
-            lease.value += delta
-            values.append(lease.value)
+            value = lease.value = lease.value + delta
+            values.append(value)
         return tuple(values)
 
     def fold(self, keys: list[str]) -> list[Lease | None]:
@@ -163,6 +177,7 @@ class Book:
         lease.left += units
         lease.value, lease.previous = max(lease.value, value), previous
         lease.limit, lease.until = limit, max(lease.until, until)
+        self.bundles.clear()  # their first end and limits may have changed
 
     def without(self, keys: list[str], values: tuple[int, ...]) -> tuple[int, ...]:
         """Counter values from Redis without the units held here (still counted there)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from studio.core.entries import LimitEntry, Snapshot
@@ -104,17 +105,21 @@ def windows(rules: list[Rule], values: tuple[int, ...], previous: tuple[int, ...
     return out
 
 
+# The milliseconds of a second as a duration spells them after the seconds: "", ".5", ".25", ".125".
+_FRACTIONS = ("", *(f".{ms:03d}".rstrip("0") for ms in range(1, 1000)))
+
+
 def duration(seconds: float) -> str:
     """OpenAI's spelling of a reset time: ``20ms``, ``1.5s``, ``6m0s`` (to the millisecond)."""
     if seconds < 1:
         return f"{max(math.ceil(seconds * 1000), 1)}ms"
-    ms = round(seconds * 1000)
-    # ``g``: the seconds to the millisecond without trailing zeros (under 60 s, never more than
-    # five significant digits, so never in exponent form).
-    if ms < 60_000:
-        return f"{ms / 1000:g}s"
-    minutes, ms = divmod(ms, 60_000)
-    return f"{minutes}m{ms / 1000:g}s"
+    # The seconds to the millisecond without trailing zeros, in integers (a float's ``:g`` took
+    # twice as long, for each of a call's two reset headers).
+    whole, ms = divmod(round(seconds * 1000), 1000)
+    if whole < 60:
+        return f"{whole}{_FRACTIONS[ms]}s"
+    minutes, whole = divmod(whole, 60)
+    return f"{minutes}m{whole}{_FRACTIONS[ms]}s"
 
 
 def headers(found: dict[str, Window]) -> dict[str, str]:
@@ -140,24 +145,26 @@ def header_kinds(rules: list[Rule]) -> tuple[HeaderKind, ...]:
     return tuple((HEADERS[what], tuple(found)) for what, found in kinds.items())
 
 
-def admitted_headers(kinds: tuple[HeaderKind, ...], values: tuple[int, ...], previous: tuple[int, ...],
+def admitted_headers(kinds: tuple[HeaderKind, ...], values: Sequence[int], previous: Sequence[int],
                      now: float) -> dict[str, str]:
     """``headers(windows(...))`` of an admitted call in one pass: for each kind, the limit with the
     least remaining, and when that one is back to its initial state (worked out only for it)."""
     weight = 1 - (now % MINUTE) / MINUTE
+    floor = math.floor
     out = {}
     for names, candidates in kinds:
         least = at = -1
         text = ""
         for i, limit, limit_text in candidates:
-            remaining = limit - values[i] - math.floor(previous[i] * weight)  # limit - count(...)
+            remaining = limit - values[i] - floor(previous[i] * weight)  # limit - count(...)
             if remaining < 0:  # as ``windows``: spent limits tie, and the first of them is reported
                 remaining = 0
             if at < 0 or remaining < least:
                 least, at, text = remaining, i, limit_text
-        out[names[0]] = text
-        out[names[1]] = str(least)
-        out[names[2]] = duration(reset_in(values[at], previous[at], now))
+        limit_name, remaining_name, reset_name = names
+        out[limit_name] = text
+        out[remaining_name] = str(least)
+        out[reset_name] = duration(reset_in(values[at], previous[at], now))
     return out
 
 

@@ -165,3 +165,19 @@ async def test_a_call_served_by_its_counters_keys_sees_what_its_checks_would_and
     assert store.take(keys, [10_000, 10**6], [1, 5]) == ((4, 17), (0, 0))
     await store.flush()
     assert [await stored(store, key) for key in keys] == [4, 17]
+
+
+def test_a_bundle_of_leases_serves_only_under_the_limits_and_time_its_leases_have_now(monkeypatch):
+    book = leases.Book()
+    keys = ("rl:7:*:rpm:1", "rl:7:*:tpm:1")
+    limits = (10_000, 10**6)  # a shape's limits: the same object call after call
+    book.add(keys[0], 50, 0, 0, 10_000, 120)
+    book.add(keys[1], 500, 0, 0, 10**6, 120)
+    assert book.take(keys, limits, [1, 5]) == ((1, 5), (0, 0))
+    book.add(keys[1], 100, 5, 0, 2_000, 120)  # renewed under a lowered limit
+    assert book.take(keys, limits, [1, 5]) is None
+    assert book.take(keys, (10_000, 2_000), [1, 5]) == ((2, 10), (0, 0))
+    now = leases.time.monotonic()
+    monkeypatch.setattr(leases.time, "monotonic", lambda: now + leases.SECONDS + 1)
+    assert book.take(keys, (10_000, 2_000), [1, 5]) is None  # both leases past their time
+    assert book.settle(keys, [0, -3]) is None

@@ -184,3 +184,25 @@ def test_on_sqlite_a_batch_goes_to_the_module_in_its_own_placeholders_with_djang
     with pytest.raises(IntegrityError):
         row_writes.insert_rows(UsageRecord, rows[:1])  # a taken key, without ``replace``
     assert UsageRecord.objects.count() == 37
+
+
+def test_on_sqlite_a_keys_last_use_goes_to_the_module_in_its_own_placeholders(alice, make_account, monkeypatch):
+    from django.db import connection
+    from django.db.backends.sqlite3.base import SQLiteCursorWrapper
+
+    from studio.models import ApiKey
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the rewrite is SQLite's")
+
+    def rewritten(*_, **__):
+        raise AssertionError("the statement went through Django's placeholder rewrite")
+
+    bob, carol = make_account("bob"), make_account("carol")
+    before = timezone.now()
+    with monkeypatch.context() as patched:
+        patched.setattr(SQLiteCursorWrapper, "convert_query", rewritten)
+        row_writes.touch_keys({alice.key.id, bob.key.id})
+    used = dict(ApiKey.objects.values_list("id", "last_used_at"))
+    assert used[alice.key.id] >= before and used[bob.key.id] >= before
+    assert used[carol.key.id] is None  # not among the keys used
