@@ -87,10 +87,11 @@ class ApiASGIHandler(ASGIHandler):
         # As Django does, watch for a disconnect while the view runs, so an abandoned stream stops
         # pulling from its upstream; but the view runs in this task, and the watcher cancels it,
         # which spares a second task and an ``asyncio.wait`` per request.
-        this = asyncio.current_task()
+        loop = asyncio.get_running_loop()  # found once: each look-up asks the system for the process id
+        this = asyncio.current_task(loop)
         assert this is not None
         state = _Watch()
-        watcher = asyncio.get_running_loop().create_task(self.watch_for_disconnect(receive, this, state))
+        watcher = loop.create_task(self.watch_for_disconnect(receive, this, state))
         response = None
         memory.request_started()
         try:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncIterator
 from contextvars import ContextVar
+from types import AsyncGeneratorType
 from typing import Any, Protocol
 
 from studio.core.errors import ClientClosedRequest
@@ -21,7 +22,7 @@ async def close(stream: AsyncIterator[Any]) -> None:
     its upstream's release) runs at once. Leaving an ``async for`` over it does not close it: that
     waits for the garbage collector. Closing one that has ended does nothing; other iterators have
     nothing to close."""
-    if isinstance(stream, AsyncGenerator):
+    if type(stream) is AsyncGeneratorType:  # an exact type: the ABC's check is a call through ``abc``
         await stream.aclose()
 
 

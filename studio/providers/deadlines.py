@@ -143,7 +143,9 @@ class _Bounded:
             raise self.expired()
         if self.timer is None:
             self.timer = self.loop.call_at(self.deadline, _expire, weakref.ref(self))
-        task = asyncio.current_task()
+        # Its own loop named: without one, ``current_task`` looks the running loop up (and, on this
+        # Python, asks the system for the process id) at each read.
+        task = asyncio.current_task(self.loop)
         assert task is not None, "a stream is read in a task"
         cancelling = task.cancelling()
         self.reader = task

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
+from types import AsyncGeneratorType
 
 from studio.core.memo import Memo
 
@@ -188,7 +189,7 @@ async def iter_sse_reads(chunks: AsyncIterable[bytes]) -> AsyncIterator[Read]:
         if events:
             yield events
     finally:
-        if isinstance(reads, AsyncGenerator):
+        if type(reads) is AsyncGeneratorType:  # an exact type: the ABC's check is a call through ``abc``
             await reads.aclose()
 
 
