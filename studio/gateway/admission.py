@@ -25,7 +25,7 @@ from typing import NoReturn
 from studio.core.entries import BudgetEntry, ModelEntry, PriceEntry, Snapshot
 from studio.core.principal import Principal
 from studio.gateway import budget_alerts, budgets, clock, counters, limits, prices, snapshot, terms
-from studio.gateway.cost import ZERO, Usage, compute, compute_nano, display, from_nano
+from studio.gateway.cost import ZERO, Usage, compute, compute_float, compute_nano, display, from_nano
 from studio.gateway.counter_types import Check, Outcome
 
 logger = logging.getLogger(__name__)
@@ -86,6 +86,10 @@ class Ticket:
     def quote(self, usage: Usage, upstream_id: int | None) -> Decimal:
         """The cost of ``usage`` without settling (for a stream's final event, before the end)."""
         return compute(self.price(upstream_id), usage)
+
+    def quote_usd(self, usage: Usage, upstream_id: int | None) -> float:
+        """``float(quote(...))``, worked out without a ``Decimal`` where the price allows it."""
+        return compute_float(self.price(upstream_id), usage)
 
     def charge(self, usage: Usage | None, upstream_id: int | None) -> Decimal:
         """Settle once: the real cost of ``usage`` (``None``: the call failed, nothing is charged)."""

@@ -70,6 +70,16 @@ def compute(price: PriceEntry | None, usage: Usage) -> Decimal:
     return _decimal_cost(price, usage) if nano is None else from_nano(nano)
 
 
+def compute_float(price: PriceEntry | None, usage: Usage) -> float:
+    """``float(compute(price, usage))``, without a ``Decimal`` where the price allows it (a
+    stream's final usage event carries its cost as a JSON number). Whole nano-dollars divided in
+    floating point are rounded once, as the ``Decimal``'s conversion rounds them."""
+    if price is None:
+        return 0.0
+    nano = _integer_nano(price, usage)
+    return float(_decimal_cost(price, usage)) if nano is None else nano / 1_000_000_000
+
+
 def compute_nano(price: PriceEntry | None, usage: Usage) -> int:
     """``to_nano(compute(price, usage))``, in integers where the price allows it."""
     if price is None:

@@ -52,7 +52,7 @@ def test_integer_cost_matches_decimal_arithmetic_to_the_nano_dollar():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from studio.gateway.cost import _decimal_cost, compute_nano, to_nano
+    from studio.gateway.cost import _decimal_cost, compute_float, compute_nano, to_nano
 
     money = st.builds(lambda n, places: Decimal(n).scaleb(-places), st.integers(0, 10**12), st.sampled_from([0, 3, 9, 12]))
     sizes = st.sampled_from(["1024x1024", "2K", "1536x1024"])
@@ -72,6 +72,7 @@ def test_integer_cost_matches_decimal_arithmetic_to_the_nano_dollar():
         assert compute(p, usage) == exact
         assert str(compute(p, usage)) == str(exact)  # the same digits, as a record stores them
         assert compute_nano(p, usage) == to_nano(exact)
+        assert compute_float(p, usage) == float(exact)  # a stream's cost, as a JSON number
 
     check()
 

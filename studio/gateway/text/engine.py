@@ -447,7 +447,7 @@ def _announced_id(created: bytes) -> str | None:
 
 def _quote(call: TextCall, tap: UsageTap) -> float:
     ticket = call.record.ticket
-    return float(ticket.quote(tap.usage(), call.record.upstream_id)) if ticket is not None else 0.0
+    return ticket.quote_usd(tap.usage(), call.record.upstream_id) if ticket is not None else 0.0
 
 
 def _with_cost(call: TextCall, tap: UsageTap, name: str | None, data: bytes) -> bytes:
