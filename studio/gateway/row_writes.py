@@ -117,17 +117,22 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]], *, prepar
 
 
 def _execute(connection: Any, cursor: Any, statement: _Statement, rows: int, params: list[Any]) -> None:
-    """Run the statement of ``rows`` rows. On SQLite its text in the module's own ``?`` style goes
-    straight to the module: Django's cursor would turn each ``%s`` into ``?`` with a regular
-    expression on every run, a fifth of the recorder thread's work on a batch of a streamed
-    responses call's rows. Django's error translation and broken-transaction check are kept; with
-    an execute wrapper installed or queries being logged (tests, debugging), Django's cursor runs
-    it, so they see it."""
+    """Run the statement of ``rows`` rows (``run``)."""
     native = statement.native
+    run(connection, cursor, statement.texts[rows], native[rows] if native is not None else None, params)
+
+
+def run(connection: Any, cursor: Any, text: str, native: str | None, params: list[Any]) -> None:
+    """Run ``text``. On SQLite its text in the module's own ``?`` style (``native``) goes straight
+    to the module: Django's cursor would turn each ``%s`` into ``?`` with a regular expression on
+    every run, a fifth of the recorder thread's work on a batch of a streamed responses call's
+    rows. Django's error translation and broken-transaction check are kept; with an execute
+    wrapper installed or queries being logged (tests, debugging), Django's cursor runs it, so they
+    see it."""
     if native is not None and not connection.execute_wrappers and not connection.queries_logged:
-        run_native(connection, native[rows], params)
+        run_native(connection, native, params)
     else:
-        cursor.execute(statement.texts[rows], params)
+        cursor.execute(text, params)
 
 
 def run_native(connection: Any, sql: str, params: list[Any]) -> None:
@@ -235,17 +240,35 @@ def insert_objects(objects: list[models.Model]) -> None:
         obj._state.adding, obj._state.db = False, db
 
 
+def _touch_texts(key: tuple[str, int]) -> tuple[str, str | None]:
+    """The ``UPDATE`` of ``touch_keys`` on database ``alias`` for ``count`` keys, and its text in the
+    module's own ``?`` style (SQLite), as ``_statement`` makes them."""
+    from studio.models import ApiKey
+
+    alias, count = key
+    connection = connections[alias]
+    quote = connection.ops.quote_name
+    table, column = quote(ApiKey._meta.db_table), quote(ApiKey._meta.get_field("last_used_at").column)
+    text = (f"UPDATE {table} SET {column} = %s "
+            f"WHERE {quote(ApiKey._meta.pk.column)} IN ({', '.join(['%s'] * count)})")
+    native = text.replace("%s", "?") if connection.vendor == "sqlite" and "%" not in table + column else None
+    return text, native
+
+
+_touches: Memo[tuple[str, int], tuple[str, str | None]] = Memo(_touch_texts)
+
+
 def touch_keys(key_ids: set[int]) -> None:
     """Mark the API keys ``key_ids`` as used now: one ``UPDATE``, written as the ORM would write
-    it but without building a query set for it (which cost three times the statement)."""
+    it but without building a query set for it (which cost three times the statement), its text
+    made once per number of keys and run as a batch's statements are (``run``)."""
     if not key_ids:
         return
     from studio.models import ApiKey
 
-    connection = connections[router.db_for_write(ApiKey)]
-    quote = connection.ops.quote_name
-    field = ApiKey._meta.get_field("last_used_at")
-    sql = (f"UPDATE {quote(ApiKey._meta.db_table)} SET {quote(field.column)} = %s "
-           f"WHERE {quote(ApiKey._meta.pk.column)} IN ({', '.join(['%s'] * len(key_ids))})")
+    alias = router.db_for_write(ApiKey)
+    connection = connections[alias]
+    text, native = _touches[alias, len(key_ids)]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [field.get_db_prep_save(timezone.now(), connection), *sorted(key_ids)])
+        now = ApiKey._meta.get_field("last_used_at").get_db_prep_save(timezone.now(), connection)
+        run(connection, cursor, text, native, [now, *sorted(key_ids)])
