@@ -62,7 +62,8 @@ class Book:
         self.held: dict[str, Lease] = {}
         # The leases of the counters a call's terms name together (its checks' keys, or its
         # settlement's), found once: a call served from them looks up no key. Dropped whenever a
-        # lease ends or starts, so a bundle never holds a lease that is no longer ``held``.
+        # lease ends, starts or changes, so a bundle never holds a lease that is no longer ``held``,
+        # nor an end or limits that are no longer its leases'.
         self.bundles: dict[tuple[str, ...], Bundle] = {}
         # Counters with a lease request on its way, and what its answer sets (calls that find
         # no lease for such a counter wait for it rather than each making a round trip).

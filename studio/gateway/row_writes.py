@@ -135,6 +135,12 @@ def run(connection: Any, cursor: Any, text: str, native: str | None, params: lis
         cursor.execute(text, params)
 
 
+def _module_style(connection: Any, names: str) -> bool:
+    """Whether statements naming ``names`` are also made in the module's own ``?`` style (SQLite's;
+    a ``%`` of a name would need its escape undone)."""
+    return connection.vendor == "sqlite" and "%" not in names
+
+
 def run_native(connection: Any, sql: str, params: list[Any]) -> None:
     """``sql``, in the database module's own placeholder style, run on ``connection``'s module
     connection, as Django's cursor runs a statement: in a transaction that is not broken, the
@@ -181,9 +187,7 @@ def _statement(key: tuple[type[models.Model], str, bool, tuple[str, ...]]) -> _S
     most = min(connection.ops.bulk_batch_size(list(fields), [()] * MAX_ROWS), MAX_PARAMS // len(fields), MAX_ROWS)
     size = 1 << (max(1, most).bit_length() - 1)
     texts = {rows: head + ", ".join([row_sql] * rows) + tail for rows in (1 << n for n in range(size.bit_length()))}
-    native = None
-    if connection.vendor == "sqlite" and "%" not in head + tail:  # (a ``%`` of a name would need its escape undone)
-        native = {rows: text.replace("%s", "?") for rows, text in texts.items()}
+    native = {rows: text.replace("%s", "?") for rows, text in texts.items()} if _module_style(connection, head + tail) else None
     return _Statement(fields, tuple(f.attname for f in fields), tuple(_plain_type(f, connection) for f in fields),
                       tuple(_shared_default(f) for f in fields), size, texts, native)
 
@@ -241,18 +245,17 @@ def insert_objects(objects: list[models.Model]) -> None:
 
 
 def _touch_texts(key: tuple[str, int]) -> tuple[str, str | None]:
-    """The ``UPDATE`` of ``touch_keys`` on database ``alias`` for ``count`` keys, and its text in the
-    module's own ``?`` style (SQLite), as ``_statement`` makes them."""
+    """The ``UPDATE`` of ``touch_keys`` for ``count`` keys on database ``alias`` (``key``), and its
+    text in the module's own ``?`` style (SQLite), as ``_statement`` makes them."""
     from studio.models import ApiKey
 
     alias, count = key
     connection = connections[alias]
     quote = connection.ops.quote_name
     table, column = quote(ApiKey._meta.db_table), quote(ApiKey._meta.get_field("last_used_at").column)
-    text = (f"UPDATE {table} SET {column} = %s "
-            f"WHERE {quote(ApiKey._meta.pk.column)} IN ({', '.join(['%s'] * count)})")
-    native = text.replace("%s", "?") if connection.vendor == "sqlite" and "%" not in table + column else None
-    return text, native
+    pk = quote(ApiKey._meta.pk.column)
+    text = f"UPDATE {table} SET {column} = %s WHERE {pk} IN ({', '.join(['%s'] * count)})"
+    return text, text.replace("%s", "?") if _module_style(connection, table + column + pk) else None
 
 
 _touches: Memo[tuple[str, int], tuple[str, str | None]] = Memo(_touch_texts)

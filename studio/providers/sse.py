@@ -12,8 +12,8 @@ import contextlib
 import re
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
-from types import AsyncGeneratorType
 
+from studio.core import streams
 from studio.core.memo import Memo
 
 
@@ -189,8 +189,7 @@ async def iter_sse_reads(chunks: AsyncIterable[bytes]) -> AsyncIterator[Read]:
         if events:
             yield events
     finally:
-        if type(reads) is AsyncGeneratorType:  # an exact type: the ABC's check is a call through ``abc``
-            await reads.aclose()
+        await streams.close(reads)
 
 
 async def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:
