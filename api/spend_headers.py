@@ -34,8 +34,12 @@ class SpendHeadersMiddleware(AsyncMiddleware):
         ticket = holder.ticket
         store = response.headers._store
         if ticket is not None and ticket.headers:
-            for name, value in ticket.headers.items():
-                store.setdefault(name, (name, value))  # a header the view set itself is kept
+            held = ticket.headers
+            if store.keys().isdisjoint(held):
+                store.update(held)
+            else:  # a header the view set itself is kept
+                for name, pair in held.items():
+                    store.setdefault(name, pair)
         if not response.streaming and COST_HEADER not in store:
             store[COST_HEADER] = (COST_HEADER, ticket.cost_display() if ticket is not None else "0")
         return response

@@ -59,7 +59,8 @@ class Ticket:
     reserved_nano: int = 0
     reserved_tokens: int = 0
     settled_keys: tuple[str, ...] = ()  # the holds', then the token limits' counters
-    headers: dict[str, str] | None = None  # x-ratelimit-* for the response
+    # x-ratelimit-* for the response, as Django's header store holds them: name → (name, value)
+    headers: dict[str, tuple[str, str]] | None = None
     cost: Decimal | None = None
     # Once charged: what the upstream reported (None for a failed call) and which upstream answered.
     usage: Usage | None = None
@@ -141,7 +142,9 @@ def settle_later(holds: Sequence[budgets.Hold], keys: tuple[str, ...], delta_nan
         return
     values = store.add_held(keys, [delta_nano] * n + [delta_tokens] * (len(keys) - n))
     if values is not None:
-        _settled(holds, values, background=True)
+        for hold, value in zip(holds, values, strict=False):  # ``_settled``'s check, without its call
+            if value * 100 >= hold.soft:
+                _background(_alert(hold.budget, "soft", hold, value))
         return
     changes = _changes(holds, delta_nano, [(key, delta_tokens) for key in keys[n:]])
     store.add_later(changes, lambda values: _settled(holds, values, background=True))
@@ -166,9 +169,8 @@ def _settled(holds: Sequence[budgets.Hold], values: tuple[int, ...] | None, *, b
         return []
     alerts = []
     for hold, value in zip(holds, values, strict=False):
-        budget = hold.budget
-        if value * 100 >= budget.limit_nano * budget.soft_percent:
-            alerts.append(_alert(budget, "soft", hold, value))
+        if value * 100 >= hold.soft:
+            alerts.append(_alert(hold.budget, "soft", hold, value))
     if background:
         for alert in alerts:
             _background(alert)

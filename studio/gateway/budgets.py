@@ -71,6 +71,7 @@ class Hold:
     key: str
     window_start: float
     ttl: int
+    soft: int  # the soft alert's threshold times 100 (a counter at ``value * 100 >= soft`` is past it)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -78,7 +79,8 @@ def hold_of(budget: BudgetEntry, day: int) -> tuple[Hold, int]:
     """A budget's counter on one UTC day and its base (worked out once a day per budget, not per
     call); the counter outlives its period by at least a day."""
     start, end = window(budget.period, day * DAY)
-    return (Hold(budget, counter_key(budget, start), start, ttl_of(end, day * DAY)),
+    return (Hold(budget, counter_key(budget, start), start, ttl_of(end, day * DAY),
+                 budget.limit_nano * budget.soft_percent),
             budget.base_nano if budget.base_window == start else 0)
 
 

@@ -105,8 +105,11 @@ def windows(rules: list[Rule], values: tuple[int, ...], previous: tuple[int, ...
     return out
 
 
-# The milliseconds of a second as a duration spells them after the seconds: "", ".5", ".25", ".125".
+# The milliseconds of a second as a duration spells them after the seconds: "", ".5", ".25", ".125";
+# and the whole seconds of the first ten minutes before them: "37", "1m37".
 _FRACTIONS = ("", *(f".{ms:03d}".rstrip("0") for ms in range(1, 1000)))
+_WHOLE = tuple(str(s) if s < MINUTE else f"{s // MINUTE}m{s % MINUTE}" for s in range(10 * MINUTE))
+_WHOLE_UNTIL = len(_WHOLE) - 1  # seconds below this round to a whole second ``_WHOLE`` spells
 
 
 def duration(seconds: float) -> str:
@@ -116,8 +119,8 @@ def duration(seconds: float) -> str:
     # The seconds to the millisecond without trailing zeros, in integers (a float's ``:g`` took
     # twice as long, for each of a call's two reset headers).
     whole, ms = divmod(round(seconds * 1000), 1000)
-    if whole < 60:
-        return f"{whole}{_FRACTIONS[ms]}s"
+    if whole < 10 * MINUTE:
+        return f"{_WHOLE[whole]}{_FRACTIONS[ms]}s"
     minutes, whole = divmod(whole, 60)
     return f"{minutes}m{whole}{_FRACTIONS[ms]}s"
 
@@ -133,38 +136,46 @@ def headers(found: dict[str, Window]) -> dict[str, str]:
 
 
 # What an admitted call's headers compare for one kind: its header names, and each of its limits'
-# index among the call's checks, its limit and the limit's text.
-HeaderKind = tuple[tuple[str, str, str], tuple[tuple[int, int, str], ...]]
+# index among the call's checks, its limit and the limit's header as the response holds it.
+HeaderKind = tuple[tuple[str, str, str], tuple[tuple[int, int, tuple[str, str]], ...]]
 
 
 def header_kinds(rules: list[Rule]) -> tuple[HeaderKind, ...]:
     """What ``admitted_headers`` compares for ``rules`` (worked out once per key and minute)."""
-    kinds: dict[str, list[tuple[int, int, str]]] = {}
+    kinds: dict[str, list[tuple[int, int, tuple[str, str]]]] = {}
     for i, rule in enumerate(rules):
-        kinds.setdefault(rule.what, []).append((i, rule.limit, str(rule.limit)))
+        kinds.setdefault(rule.what, []).append((i, rule.limit, (HEADERS[rule.what][0], str(rule.limit))))
     return tuple((HEADERS[what], tuple(found)) for what, found in kinds.items())
 
 
 def admitted_headers(kinds: tuple[HeaderKind, ...], values: Sequence[int], previous: Sequence[int],
-                     now: float) -> dict[str, str]:
+                     now: float) -> dict[str, tuple[str, str]]:
     """``headers(windows(...))`` of an admitted call in one pass: for each kind, the limit with the
-    least remaining, and when that one is back to its initial state (worked out only for it)."""
-    weight = 1 - (now % MINUTE) / MINUTE
+    least remaining, and when that one is back to its initial state (worked out only for it).
+    Each header as Django's header store holds it: its lower-case name → ``(name, value)``."""
+    into = now % MINUTE
+    weight = 1 - into / MINUTE
     floor = math.floor
     out = {}
-    for names, candidates in kinds:
+    for (limit_name, remaining_name, reset_name), candidates in kinds:
         least = at = -1
-        text = ""
-        for i, limit, limit_text in candidates:
+        limit_header = None
+        for i, limit, header in candidates:
             remaining = limit - values[i] - floor(previous[i] * weight)  # limit - count(...)
             if remaining < 0:  # as ``windows``: spent limits tie, and the first of them is reported
                 remaining = 0
             if at < 0 or remaining < least:
-                least, at, text = remaining, i, limit_text
-        limit_name, remaining_name, reset_name = names
-        out[limit_name] = text
-        out[remaining_name] = str(least)
-        out[reset_name] = duration(reset_in(values[at], previous[at], now))
+                least, at, limit_header = remaining, i, header
+        out[limit_name] = limit_header
+        out[remaining_name] = (remaining_name, str(least))
+        value = values[at]
+        # ``reset_in``'s, written out for a limit this minute has counted (every admitted call's)
+        reset = MINUTE - into + MINUTE * (1 - 1 / value) if value > 0 else reset_in(value, previous[at], now)
+        if 1 <= reset < _WHOLE_UNTIL:  # ``duration``'s, written out for the seconds a window's reset takes
+            whole, ms = divmod(round(reset * 1000), 1000)
+            out[reset_name] = (reset_name, f"{_WHOLE[whole]}{_FRACTIONS[ms]}s")
+        else:
+            out[reset_name] = (reset_name, duration(reset))
     return out
 
 

@@ -80,7 +80,31 @@ def test_an_admitted_calls_headers_are_those_of_its_windows():
     for values, previous in (((3, 40, 1, 30), (0, 0, 0, 0)), ((1, 10, 1, 10), (4, 600, 1, 80)), ((0,) * 4, (0,) * 4),
                              ((8, 950, 7, 120), (0, 0, 0, 0))):  # both limits of each kind spent: the first reported
         expected = limits.headers(limits.windows(rules, values, previous, NOW))
-        assert limits.admitted_headers(limits.header_kinds(rules), values, previous, NOW) == expected
+        assert _values(limits.admitted_headers(limits.header_kinds(rules), values, previous, NOW)) == expected
+
+
+def _values(held: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """An admitted call's headers as names and values (each held as its name and value)."""
+    assert all(pair[0] == name for name, pair in held.items())
+    return {name: value for name, (_, value) in held.items()}
+
+
+def test_admitted_headers_match_their_windows_at_any_count_and_moment():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    rules = [limits.Rule("requests", 50, ""), limits.Rule("tokens", 9_000, ""), limits.Rule("requests", 20, "m"),
+             limits.Rule("tokens", 1_000, "m")]
+    counts = st.tuples(st.integers(0, 60), st.integers(0, 10_000), st.integers(0, 30), st.integers(0, 1_500))
+
+    @settings(max_examples=400, deadline=None)
+    @given(counts, counts, st.floats(0, 59.999))
+    def check(values, previous, into):
+        now = 1_000_000 * 60 + into
+        expected = limits.headers(limits.windows(rules, values, previous, now))
+        assert _values(limits.admitted_headers(limits.header_kinds(rules), values, previous, now)) == expected
+
+    check()
 
 
 def test_sliding_count_remaining_and_reset():
