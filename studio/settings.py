@@ -250,6 +250,10 @@ STUDIO_SANDBOX_RENDER_LEASE = float(env("STUDIO_SANDBOX_RENDER_LEASE", "30"))
 
 # Where the shared rate-limit and budget counters live in Redis (names start with this).
 STUDIO_COUNTER_PREFIX = env("STUDIO_COUNTER_PREFIX", "studio:spend:")
+# Seconds a process admits calls from the room it leased of those counters before it gives the
+# rest back: longer means fewer round trips to Redis, shorter that processes see each other's
+# calls sooner (a lease also ends when its room, at most 256 calls' worth, is used).
+STUDIO_COUNTER_LEASE_SECONDS = float(env("STUDIO_COUNTER_LEASE_SECONDS", "1"))
 
 # Upstream credentials are encrypted with these Fernet keys (comma-separated; the first encrypts,
 # all decrypt; ``manage.py rotate_credentials`` moves every credential to the first). Unset: a
@@ -263,13 +267,18 @@ STUDIO_READY_WORKER_SECONDS = float(env("STUDIO_READY_WORKER_SECONDS", "30"))
 # one it answers loopback clients only. PROMETHEUS_MULTIPROC_DIR (an empty folder shared by the
 # processes of a host) sums the metrics of several processes.
 STUDIO_METRICS = env_bool("STUDIO_METRICS", True)
+# Seconds at most between two hand-overs of a process's request counts to the metrics (a scrape
+# of that process hands them over first; in multiprocess mode the others' scrapes wait for it).
+STUDIO_METRICS_INTERVAL = float(env("STUDIO_METRICS_INTERVAL", "1"))
 STUDIO_METRICS_TOKEN = env("STUDIO_METRICS_TOKEN", "")
 # prometheus-client reads the variable itself too (where each process writes its values).
 PROMETHEUS_MULTIPROC_DIR = env("PROMETHEUS_MULTIPROC_DIR", "")
 if PROMETHEUS_MULTIPROC_DIR:
     Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
-# One JSON line per /v1 request on the "studio.requests" logger; prompts only when asked for.
+# One JSON line per /v1 request on the "studio.requests" logger; prompts only when asked for. The
+# lines of an event loop are written together, this many seconds after the first of them.
 STUDIO_REQUEST_LOG = env_bool("STUDIO_REQUEST_LOG", True)
+STUDIO_REQUEST_LOG_BATCH_SECONDS = float(env("STUDIO_REQUEST_LOG_BATCH_SECONDS", "0.05"))
 STUDIO_LOG_PROMPTS = env_bool("STUDIO_LOG_PROMPTS", False)
 # "json": every log record as one JSON object per line; "plain" (default): readable text.
 STUDIO_LOG_FORMAT = env("STUDIO_LOG_FORMAT", "plain")
@@ -285,7 +294,8 @@ LOGGING = {
     "handlers": {
         "console": {"class": "logging.StreamHandler",
                     "formatter": "json" if STUDIO_LOG_FORMAT == "json" else "plain"},
-        "requests": {"class": "studio.core.logs.BatchedLineHandler", "formatter": "line"},
+        "requests": {"class": "studio.core.logs.BatchedLineHandler", "formatter": "line",
+                     "delay": STUDIO_REQUEST_LOG_BATCH_SECONDS},
     },
     "loggers": {
         "studio": {"handlers": ["console"], "level": _log_level},

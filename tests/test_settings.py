@@ -127,3 +127,21 @@ def test_an_empty_video_knob_means_its_default_and_callbacks_take_the_usual_word
     assert seen["STUDIO_VIDEO_FIRST_POLL"] == 2.0 and seen["STUDIO_VIDEO_CALLBACKS"] is True
     for raw in ("0", "no", "false"):
         assert settings_seen({"STUDIO_VIDEO_CALLBACKS": raw}, tmp_path)["STUDIO_VIDEO_CALLBACKS"] is False
+
+
+def test_the_periodic_work_of_the_production_features_follows_its_knobs(tmp_path):
+    """How long a counter lease serves, how long request log lines gather and how often request
+    counts reach the metrics: each from its variable, in the part it times."""
+    code = ("import json, os, logging; os.environ['DJANGO_SETTINGS_MODULE'] = 'studio.settings'; "
+            "import django; django.setup(); "
+            "from studio.gateway import metrics; from studio.gateway.redis_counters import RedisCounters; "
+            "handler = logging.getLogger('studio.requests').handlers[0]; "
+            "store = RedisCounters('redis://127.0.0.1:1/0', 'p:'); "
+            "print(json.dumps([store._leases.seconds, handler.delay, metrics.TALLY.interval]))")
+    defaults = run(["-c", code], {}, tmp_path)
+    assert defaults.returncode == 0, defaults.stderr
+    assert json.loads(defaults.stdout) == [1.0, 0.05, 1.0]
+    chosen = run(["-c", code], {"STUDIO_COUNTER_LEASE_SECONDS": "60", "STUDIO_REQUEST_LOG_BATCH_SECONDS": "3",
+                                "STUDIO_METRICS_INTERVAL": "30"}, tmp_path)
+    assert chosen.returncode == 0, chosen.stderr
+    assert json.loads(chosen.stdout) == [60.0, 3.0, 30.0]

@@ -5,8 +5,8 @@ call may go upstream. With them, an admitted check also takes up to ``CALLS`` mo
 of its counter, in whole calls and never more than a ``SHARE``-th of the room left (so a
 counter with less than ``SHARE`` calls of room is leased nothing and stays exact), and the
 process admits the next calls against what it holds, without a round trip, until the lease is
-used up or ``SECONDS`` old; the settlement of a call (what it used against what it reserved) goes
-to the lease too. A lease's unused units are still counted in Redis: an admission that
+used up or ``seconds`` old (``STUDIO_COUNTER_LEASE_SECONDS``, 1 by default); the settlement of a
+call (what it used against what it reserved) goes to the lease too. A lease's unused units are still counted in Redis: an admission that
 cannot be served from the leases folds what they hold of its counters into its own script run (so
 a process never refuses itself for units it holds), and what is left when a lease ends is given
 back (``flush`` gives back everything: shutdown, tests).
@@ -33,17 +33,23 @@ from studio.gateway.counter_types import Check
 # a limit of less than ``CALLS * SHARE`` calls the share is the bound, as before.
 CALLS = 256
 SHARE = 64  # a lease takes at most this share of the room left
-SECONDS = 1.0  # how long a lease serves before its rest is given back
+SECONDS = 1.0  # how long a lease serves before its rest is given back (a book's own, by default)
 
 
 @dataclass(slots=True)
 class Lease:
-    left: int  # units held: counted in Redis, not yet handed out
     value: int  # the counter as this process knows it, without what it holds
+    # ``value`` plus the units held (counted in Redis, not yet handed out): handing units out
+    # and settling move ``value`` alone, so the held units are ``top - value`` (``left``).
+    top: int
     previous: int  # the previous window's counter, as of the round trip
     limit: int
     ttl: int
     until: float  # monotonic
+
+    @property
+    def left(self) -> int:
+        return self.top - self.value
 
 
 @dataclass(slots=True)
@@ -52,13 +58,17 @@ class Bundle:
 
     leases: tuple[Lease, ...]
     until: float  # the first of them to end (a lease that changes drops every bundle)
+    # Their tops and previous windows' counters (set only as a lease changes, which drops the bundle).
+    tops: tuple[int, ...]
+    previous: tuple[int, ...]
     limits: Sequence[int] | None = None  # the limits last found to be theirs (compared by identity)
 
 
 class Book:
     """The leases of one process (one event loop): handed out, folded and given back."""
 
-    def __init__(self) -> None:
+    def __init__(self, seconds: float = SECONDS) -> None:
+        self.seconds = seconds  # how long a lease serves before its rest is given back
         self.held: dict[str, Lease] = {}
         # The leases of the counters a call's terms name together (its checks' keys, or its
         # settlement's), found once: a call served from them looks up no key. Dropped whenever a
@@ -94,9 +104,12 @@ class Book:
             answer.set_result(None)
 
     def bundle(self, keys: tuple[str, ...]) -> Bundle | None:
-        """The leases of ``keys``, or None unless each one is held."""
+        """The leases of ``keys``, or None unless each one is held (and none named twice: each
+        lease of a bundle moves once)."""
         found = self.bundles.get(keys)
         if found is None:
+            if len(set(keys)) != len(keys):
+                return None
             held = self.held
             try:
                 leases = tuple([held[key] for key in keys])
@@ -104,7 +117,9 @@ class Book:
                 return None
             if len(self.bundles) >= 1024:
                 self.bundles.clear()
-            found = self.bundles[keys] = Bundle(leases, min([lease.until for lease in leases], default=0.0))
+            found = self.bundles[keys] = Bundle(leases, min([lease.until for lease in leases], default=0.0),
+                                                tuple([lease.top for lease in leases]),
+                                                tuple([lease.previous for lease in leases]))
         return found
 
     def serve(self, checks: Sequence[Check]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -125,16 +140,8 @@ class Book:
                 if lease.limit != limit:
                     return None
             found.limits = limits
-        for lease, add in zip(leases, adds, strict=True):
-            if lease.left < add:
-                return None
-        values, previous = [], []
-        for lease, add in zip(leases, adds, strict=False):  # the lengths are checked above
-            lease.left -= add
-            value = lease.value = lease.value + add
-            values.append(value)
-            previous.append(lease.previous)
-        return tuple(values), tuple(previous)
+        values = _advanced(leases, adds)
+        return None if values is None else (values, found.previous)
 
     def settle(self, keys: tuple[str, ...], deltas: Sequence[int]) -> tuple[int, ...] | None:
         """Settle ``deltas`` to the counters of ``keys`` against what is held: a call that used
@@ -143,16 +150,7 @@ class Book:
         found = self.bundles.get(keys) or self.bundle(keys)
         if found is None or found.until <= time.monotonic():
             return None
-        leases = found.leases
-        for lease, delta in zip(leases, deltas, strict=True):
-            if lease.left < delta:
-                return None
-        values = []
-        for lease, delta in zip(leases, deltas, strict=False):  # the lengths are checked above
-            lease.left -= delta
-            value = lease.value = lease.value + delta
-            values.append(value)
-        return tuple(values)
+        return _advanced(found.leases, deltas)
 
     def fold(self, keys: list[str]) -> list[Lease | None]:
         """Take back the leases of ``keys`` for a script run (their units go into it)."""
@@ -164,19 +162,19 @@ class Book:
         """The script run that took ``folded`` did not happen (refused or failed): hold them again."""
         for key, lease in zip(keys, folded, strict=True):
             if lease is not None:
-                self.add(key, lease.left, lease.value, lease.previous, lease.limit, lease.ttl)
+                self.add(key, lease.top - lease.value, lease.value, lease.previous, lease.limit, lease.ttl)
 
     def add(self, key: str, units: int, value: int, previous: int, limit: int, ttl: int) -> None:
         """Hold ``units`` more of ``key`` (``value``: the counter as the round trip found it,
         without what is held)."""
         lease = self.held.get(key)
-        until = time.monotonic() + SECONDS
+        until = time.monotonic() + self.seconds
         if lease is None:
-            self.held[key] = Lease(units, value, previous, limit, ttl, until)
+            self.held[key] = Lease(value, value + units, previous, limit, ttl, until)
             self.bundles.clear()
             return
-        lease.left += units
-        lease.value, lease.previous = max(lease.value, value), previous
+        lease.value, held = max(lease.value, value), lease.top - lease.value + units
+        lease.top, lease.previous = lease.value + held, previous
         lease.limit, lease.until = limit, max(lease.until, until)
         self.bundles.clear()  # their first end and limits may have changed
 
@@ -197,3 +195,19 @@ class Book:
             if lease.left:
                 out.append((key, -lease.left, lease.ttl))
         return out
+
+
+def _advanced(leases: tuple[Lease, ...], adds: Sequence[int]) -> tuple[int, ...] | None:
+    """Move each lease's value by its add, unless one would pass its top (then none moves): the
+    new values. Each lease moves as it is checked, and the ones already moved go back when a later
+    one has no room (rare: the call then goes to Redis, which renews the leases)."""
+    values = []
+    for lease, add in zip(leases, adds, strict=True):
+        value = lease.value + add
+        if value > lease.top:
+            for moved, back in zip(leases, adds[:len(values)], strict=False):
+                moved.value -= back
+            return None
+        lease.value = value
+        values.append(value)
+    return tuple(values)

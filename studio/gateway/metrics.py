@@ -72,7 +72,7 @@ def _observed(child: Any, buckets: list[int], total: float) -> None:
             value.inc(count)
 
 
-TALLY = Tally(SECONDS, _publish)
+TALLY = Tally(SECONDS, _publish, interval=settings.STUDIO_METRICS_INTERVAL)
 
 
 class _Pending:

@@ -193,7 +193,7 @@ class RedisCounters:
         self._queue: list[_Op] = []
         self._flusher: asyncio.Task | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._leases = leases.Book()
+        self._leases = leases.Book(settings.STUDIO_COUNTER_LEASE_SECONDS)
         self._sweep: asyncio.TimerHandle | None = None
 
     def _submit(self, op: _Op) -> None:
@@ -337,7 +337,7 @@ class RedisCounters:
                 book.add(keys[i], taken, values[i], previous[i], limits[i], checks[i].ttl)
         book.answered(asked, answer)
         if book.held and self._sweep is None:
-            self._sweep = asyncio.get_running_loop().call_later(leases.SECONDS, self._end_leases)
+            self._sweep = asyncio.get_running_loop().call_later(self._leases.seconds, self._end_leases)
         return Outcome(-1, tuple(values), tuple(previous))
 
     def _end_leases(self) -> None:
@@ -345,7 +345,7 @@ class RedisCounters:
         self._sweep = None
         self._give_back(self._leases.ended())
         if self._leases.held:
-            self._sweep = asyncio.get_running_loop().call_later(leases.SECONDS, self._end_leases)
+            self._sweep = asyncio.get_running_loop().call_later(self._leases.seconds, self._end_leases)
 
     def _add_op(self, changes: Sequence[tuple[str, int, int]], future: asyncio.Future | None,
                 then: Done | None) -> _Op:

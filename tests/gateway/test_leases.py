@@ -124,8 +124,8 @@ async def test_units_one_process_holds_are_free_for_the_others_once_given_back(p
     assert (await two.apply(rpm(1_000, add=10))).refused < 0
 
 
-async def test_a_lease_past_its_time_is_given_back(prefix, monkeypatch):
-    monkeypatch.setattr(leases, "SECONDS", 0.05)
+async def test_a_lease_past_its_time_is_given_back(prefix, monkeypatch, settings):
+    settings.STUDIO_COUNTER_LEASE_SECONDS = 0.05
     monkeypatch.setattr(redis_counters, "SETTLE_DELAY", 0.01)
     store = process(prefix)
     for _ in range(3):
