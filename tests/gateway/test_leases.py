@@ -181,3 +181,22 @@ def test_a_bundle_of_leases_serves_only_under_the_limits_and_time_its_leases_hav
     monkeypatch.setattr(leases.time, "monotonic", lambda: now + leases.SECONDS + 1)
     assert book.take(keys, (10_000, 2_000), [1, 5]) is None  # both leases past their time
     assert book.settle(keys, [0, -3]) is None
+
+
+def test_a_call_one_lease_cannot_serve_moves_none_of_them_and_the_units_held_stay_whole():
+    book = leases.Book()
+    keys = ("rl:7:*:rpm:1", "rl:7:*:tpm:1", "b:3:0")
+    limits = (10_000, 10**6, 10**9)
+    book.add(keys[0], 50, 10, 0, 10_000, 120)
+    book.add(keys[1], 500, 100, 0, 10**6, 120)
+    book.add(keys[2], 40, 7, 0, 10**9, 0)
+    assert book.take(keys, limits, [1, 5, 41]) is None  # the budget's lease holds 40: nothing moves
+    assert [book.held[key].left for key in keys] == [50, 500, 40]
+    assert book.take(keys, limits, [1, 5, 40]) == ((11, 105, 47), (0, 0, 0))
+    assert book.settle(keys[1:], [-3, 2]) is None  # the budget's lease has nothing left to take from
+    assert book.settle(keys[1:], [-3, -10]) == (102, 37)  # what was reserved and not used comes back
+    assert [book.held[key].left for key in keys] == [49, 498, 10]
+    book.add(keys[1], 200, 150, 9, 10**6, 120)  # renewed: a round trip found the counter further on
+    assert (book.held[keys[1]].value, book.held[keys[1]].left) == (150, 698)
+    assert book.take(keys, limits, [1, 5, 0]) == ((12, 155, 37), (0, 9, 0))
+    assert book.ended(everything=True) == [(keys[0], -48, 120), (keys[1], -693, 120), (keys[2], -10, 0)]
