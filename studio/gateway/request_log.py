@@ -33,7 +33,9 @@ def entry(*, request_id: str, method: str, path: str, family: str, status: int, 
         "key_prefix": principal.key_prefix if principal is not None else None,
         "user_id": principal.user_id if principal is not None else None,
         "model": model or None, "upstream": upstream or None, "status": status,
-        "latency_ms": round(latency_ms, 1), "first_byte_ms": round(first_byte_ms, 1),
+        # To a tenth of a millisecond, as a whole number of tenths: ``round(x, 1)`` goes through a
+        # decimal string and cost four times as much (together about 3,000 instructions a line).
+        "latency_ms": round(latency_ms * 10) / 10, "first_byte_ms": round(first_byte_ms * 10) / 10,
         "input_tokens": 0, "output_tokens": 0, "images": 0, "cost_usd": cost,
     }
     if usage is not None:
