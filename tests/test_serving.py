@@ -104,6 +104,25 @@ async def test_answers_leave_whole_not_in_64_kib_slices():
     assert (b"Content-Type", b"text/event-stream") in sent[0]["headers"]  # as Django spells it
 
 
+async def test_headers_leave_as_the_response_holds_them_answer_after_answer():
+    """Names as Django spells them (each encoded once per process), values in latin-1, and the
+    ones a view put straight into the header store as bytes leave as they are."""
+
+    async def view(request):
+        response = HttpResponse(b"{}", content_type="application/json")
+        response["X-Studio-Note"] = "café"  # latin-1, not UTF-8, on the wire
+        response.headers._store["x-raw"] = (b"X-Raw", b"raw;ok")
+        return response
+
+    request = {"type": "http.request", "body": b"{}"}
+    for _ in range(2):
+        sent = await capture(handler_with_view(view), messages(dict(request)))
+        headers = sent[0]["headers"]
+        assert (b"Content-Type", b"application/json") in headers
+        assert (b"X-Studio-Note", "café".encode("latin-1")) in headers
+        assert (b"X-Raw", b"raw;ok") in headers
+
+
 async def test_a_big_bodys_slices_reach_the_server_as_they_are():
     """A memoryview (a 1 MiB slice of a big picture) goes to the server without a copy."""
     big = bytes(range(256)) * 8192
