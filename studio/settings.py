@@ -270,6 +270,8 @@ STUDIO_METRICS = env_bool("STUDIO_METRICS", True)
 # Seconds at most between two hand-overs of a process's request counts to the metrics (a scrape
 # of that process hands them over first; in multiprocess mode the others' scrapes wait for it).
 STUDIO_METRICS_INTERVAL = float(env("STUDIO_METRICS_INTERVAL", "1"))
+if not STUDIO_METRICS_INTERVAL > 0:  # 0 would hand over in a loop without a pause
+    raise ImproperlyConfigured("STUDIO_METRICS_INTERVAL is a number of seconds above 0, e.g. 1")
 STUDIO_METRICS_TOKEN = env("STUDIO_METRICS_TOKEN", "")
 # prometheus-client reads the variable itself too (where each process writes its values).
 PROMETHEUS_MULTIPROC_DIR = env("PROMETHEUS_MULTIPROC_DIR", "")

@@ -145,3 +145,9 @@ def test_the_periodic_work_of_the_production_features_follows_its_knobs(tmp_path
                                 "STUDIO_METRICS_INTERVAL": "30"}, tmp_path)
     assert chosen.returncode == 0, chosen.stderr
     assert json.loads(chosen.stdout) == [60.0, 3.0, 30.0]
+
+
+def test_a_metrics_interval_of_zero_is_refused_at_start(tmp_path):
+    code = "import os; os.environ['DJANGO_SETTINGS_MODULE'] = 'studio.settings'; import django; django.setup()"
+    refused = run(["-c", code], {"STUDIO_METRICS_INTERVAL": "0"}, tmp_path)
+    assert refused.returncode != 0 and "STUDIO_METRICS_INTERVAL is a number of seconds above 0" in refused.stderr
