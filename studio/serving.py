@@ -36,6 +36,7 @@ from django.utils.module_loading import import_string
 from studio.api_request import ApiRequest
 from studio.core import memory, streams
 from studio.core.hot_settings import hot, script_prefix
+from studio.core.memo import Memo
 
 logger = logging.getLogger("studio.serving")
 
@@ -44,16 +45,8 @@ API_PREFIXES = ("/v1/", "/v1beta/")  # /v1beta: the native family under the Gemi
 # Response header names as sent, by the name a response holds: the views' names are a few dozen
 # constants, so each is encoded once rather than for every response (its ``encode`` and
 # ``isinstance`` were about a fifth of what this module spends on a header).
-_NAMES: dict[str, bytes] = {}
-
-
-def _encoded_name(name: str | bytes) -> bytes:
-    if not isinstance(name, str):
-        return bytes(name)
-    raw = name.encode("ascii")
-    if len(_NAMES) < 512:  # a view that makes up names (none does) would not grow it without end
-        _NAMES[name] = raw
-    return raw
+_NAMES: Memo[str | bytes, bytes] = Memo(lambda name: name.encode("ascii") if isinstance(name, str) else bytes(name),
+                                        512)
 
 
 class ApiASGIHandler(ASGIHandler):
@@ -180,7 +173,7 @@ class ApiASGIHandler(ASGIHandler):
         # The header store's ``(name, value)`` pairs as they are: ``response.items()`` would look
         # each one up again by its lower-cased name through three Python frames. A name is
         # encoded once per process (``_NAMES``).
-        headers = [(_NAMES.get(name) or _encoded_name(name),
+        headers = [(_NAMES[name],
                     value.encode("latin1") if isinstance(value, str) else bytes(value))
                    for name, value in response.headers._store.values()]
         headers += [(b"Set-Cookie", c.output(header="").encode("ascii").strip()) for c in response.cookies.values()]

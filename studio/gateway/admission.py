@@ -142,9 +142,7 @@ def settle_later(holds: Sequence[budgets.Hold], keys: tuple[str, ...], delta_nan
         return
     values = store.add_held(keys, [delta_nano] * n + [delta_tokens] * (len(keys) - n))
     if values is not None:
-        for hold, value in zip(holds, values, strict=False):  # ``_settled``'s check, without its call
-            if value * 100 >= hold.soft:
-                _background(_alert(hold.budget, "soft", hold, value))
+        _settled(holds, values, background=True)
         return
     changes = _changes(holds, delta_nano, [(key, delta_tokens) for key in keys[n:]])
     store.add_later(changes, lambda values: _settled(holds, values, background=True))

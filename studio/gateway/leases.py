@@ -6,10 +6,10 @@ of its counter, in whole calls and never more than a ``SHARE``-th of the room le
 counter with less than ``SHARE`` calls of room is leased nothing and stays exact), and the
 process admits the next calls against what it holds, without a round trip, until the lease is
 used up or ``seconds`` old (``STUDIO_COUNTER_LEASE_SECONDS``, 1 by default); the settlement of a
-call (what it used against what it reserved) goes to the lease too. A lease's unused units are still counted in Redis: an admission that
-cannot be served from the leases folds what they hold of its counters into its own script run (so
-a process never refuses itself for units it holds), and what is left when a lease ends is given
-back (``flush`` gives back everything: shutdown, tests).
+call (what it used against what it reserved) goes to the lease too. A lease's unused units are
+still counted in Redis: an admission that cannot be served from the leases folds what they hold of
+its counters into its own script run (so a process never refuses itself for units it holds), and
+what is left when a lease ends is given back (``flush`` gives back everything: shutdown, tests).
 
 The price is the precision between processes: units one process holds are not there for the
 others until given back, at most a ``SHARE``-th of the room per process (rpm 1,000: a lease of at
@@ -58,8 +58,7 @@ class Bundle:
 
     leases: tuple[Lease, ...]
     until: float  # the first of them to end (a lease that changes drops every bundle)
-    # Their tops and previous windows' counters (set only as a lease changes, which drops the bundle).
-    tops: tuple[int, ...]
+    # Their previous windows' counters (set only as a lease changes, which drops the bundle).
     previous: tuple[int, ...]
     limits: Sequence[int] | None = None  # the limits last found to be theirs (compared by identity)
 
@@ -104,12 +103,9 @@ class Book:
             answer.set_result(None)
 
     def bundle(self, keys: tuple[str, ...]) -> Bundle | None:
-        """The leases of ``keys``, or None unless each one is held (and none named twice: each
-        lease of a bundle moves once)."""
+        """The leases of ``keys``, or None unless each one is held."""
         found = self.bundles.get(keys)
         if found is None:
-            if len(set(keys)) != len(keys):
-                return None
             held = self.held
             try:
                 leases = tuple([held[key] for key in keys])
@@ -118,7 +114,6 @@ class Book:
             if len(self.bundles) >= 1024:
                 self.bundles.clear()
             found = self.bundles[keys] = Bundle(leases, min([lease.until for lease in leases], default=0.0),
-                                                tuple([lease.top for lease in leases]),
                                                 tuple([lease.previous for lease in leases]))
         return found
 
@@ -162,7 +157,7 @@ class Book:
         """The script run that took ``folded`` did not happen (refused or failed): hold them again."""
         for key, lease in zip(keys, folded, strict=True):
             if lease is not None:
-                self.add(key, lease.top - lease.value, lease.value, lease.previous, lease.limit, lease.ttl)
+                self.add(key, lease.left, lease.value, lease.previous, lease.limit, lease.ttl)
 
     def add(self, key: str, units: int, value: int, previous: int, limit: int, ttl: int) -> None:
         """Hold ``units`` more of ``key`` (``value``: the counter as the round trip found it,
@@ -173,7 +168,8 @@ class Book:
             self.held[key] = Lease(value, value + units, previous, limit, ttl, until)
             self.bundles.clear()
             return
-        lease.value, held = max(lease.value, value), lease.top - lease.value + units
+        held = lease.left + units
+        lease.value = max(lease.value, value)
         lease.top, lease.previous = lease.value + held, previous
         lease.limit, lease.until = limit, max(lease.until, until)
         self.bundles.clear()  # their first end and limits may have changed

@@ -109,7 +109,6 @@ def windows(rules: list[Rule], values: tuple[int, ...], previous: tuple[int, ...
 # and the whole seconds of the first ten minutes before them: "37", "1m37".
 _FRACTIONS = ("", *(f".{ms:03d}".rstrip("0") for ms in range(1, 1000)))
 _WHOLE = tuple(str(s) if s < MINUTE else f"{s // MINUTE}m{s % MINUTE}" for s in range(10 * MINUTE))
-_WHOLE_UNTIL = len(_WHOLE) - 1  # seconds below this round to a whole second ``_WHOLE`` spells
 
 
 def duration(seconds: float) -> str:
@@ -153,8 +152,7 @@ def admitted_headers(kinds: tuple[HeaderKind, ...], values: Sequence[int], previ
     """``headers(windows(...))`` of an admitted call in one pass: for each kind, the limit with the
     least remaining, and when that one is back to its initial state (worked out only for it).
     Each header as Django's header store holds it: its lower-case name → ``(name, value)``."""
-    into = now % MINUTE
-    weight = 1 - into / MINUTE
+    weight = 1 - (now % MINUTE) / MINUTE
     floor = math.floor
     out = {}
     for (limit_name, remaining_name, reset_name), candidates in kinds:
@@ -168,14 +166,7 @@ def admitted_headers(kinds: tuple[HeaderKind, ...], values: Sequence[int], previ
                 least, at, limit_header = remaining, i, header
         out[limit_name] = limit_header
         out[remaining_name] = (remaining_name, str(least))
-        value = values[at]
-        # ``reset_in``'s, written out for a limit this minute has counted (every admitted call's)
-        reset = MINUTE - into + MINUTE * (1 - 1 / value) if value > 0 else reset_in(value, previous[at], now)
-        if 1 <= reset < _WHOLE_UNTIL:  # ``duration``'s, written out for the seconds a window's reset takes
-            whole, ms = divmod(round(reset * 1000), 1000)
-            out[reset_name] = (reset_name, f"{_WHOLE[whole]}{_FRACTIONS[ms]}s")
-        else:
-            out[reset_name] = (reset_name, duration(reset))
+        out[reset_name] = (reset_name, duration(reset_in(values[at], previous[at], now)))
     return out
 
 
