@@ -482,6 +482,8 @@ async def stream(call: TextCall, failure: Failure | None = None) -> AsyncIterato
         if record.first_byte_ms is None:
             raise UpstreamError("the upstream ended the stream without sending any event")
     except GatewayError as exc:
+        if record.first_byte_ms is not None:  # what it had used is recorded; a failed call costs nothing
+            record.usage(*cut_usage(call.tap, call.sent_text, call.fmt, call.upstream_body))
         record.fail(exc)
         count = sent.count()
         if failure is None or not count:

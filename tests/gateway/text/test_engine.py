@@ -401,6 +401,42 @@ def test_frame_and_wants_usage() -> None:
     assert engine.wants_usage("responses", {})
 
 
+def responses_event(kind: str, **payload) -> bytes:
+    return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps({"type": kind, **payload}) + b"\n\n"
+
+
+def broken_stream(request: dict) -> Answer:
+    """Two pieces of text, then the vendor's error event, in the format of the path called."""
+    if request["path"].endswith("/chat/completions"):
+        return sse_answer([chunk({"content": "alpha beta"}), chunk({"content": " gamma"}),
+                           b'data: {"error":{"message":"overloaded","type":"server_error"}}\n\n'])
+    created = {"id": "resp_1", "object": "response", "status": "in_progress", "model": "vendor-mini", "output": []}
+    return sse_answer([responses_event("response.created", sequence_number=0, response=created),
+                       responses_event("response.output_text.delta", sequence_number=1, item_id="msg_1",
+                                       output_index=0, content_index=0, delta="alpha beta"),
+                       responses_event("response.output_text.delta", sequence_number=2, item_id="msg_1",
+                                       output_index=0, content_index=0, delta=" gamma"),
+                       responses_event("error", sequence_number=3, code="server_error", message="overloaded")])
+
+
+@pytest.mark.parametrize("fmt", ["chat", "responses"])
+async def test_a_stream_the_upstream_breaks_records_what_it_used_and_costs_nothing(alice, openai, fmt):
+    """An upstream error after events went out: the record keeps the tokens used so far (the
+    request's estimate and the text sent, as the upstream's usage never came), at no cost."""
+    openai.answer = broken_stream
+    body = {"model": "omicron-4-mini", "stream": True}
+    body.update({"messages": [{"role": "user", "content": "three letters"}]} if fmt == "chat"
+                else {"input": "three letters"})
+    call = await engine.prepare(who(alice), fmt, orjson.dumps(body))
+    with pytest.raises(UpstreamError, match="overloaded"):
+        [piece async for piece in engine.stream(call)]
+    assert openai.requests[-1]["path"].endswith("/chat/completions" if fmt == "chat" else "/responses")
+    record = call.record
+    assert isinstance(record.error, UpstreamError) and record.cost_usd == 0
+    assert record.output_tokens == text_tokens("alpha beta gamma") > 0
+    assert record.input_tokens == estimate_request_tokens(fmt, call.upstream_body) > 0
+
+
 # -- a stream the client leaves ------------------------------------------------------------------
 async def until_cut(request: dict, frames: list[bytes], release: asyncio.Event):
     for data in frames:
