@@ -10,6 +10,9 @@ byte relay does.
 aiohttp as it is, without first becoming an ``httpx.Request`` whose headers aiohttp would then
 turn back into its own (building, normalising and converting them cost about a tenth of a chat
 call's CPU). The answer is the same ``httpx.Response``, its errors the same httpx errors.
+
+Its connections use ``ArrivingHandler``, aiohttp's own protocol, which skips the empty parser
+feed aiohttp 3.14 makes after every HTTP chunk a reader takes (see the class).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 from aiohttp import ClientSession, ClientTimeout
+from aiohttp.client_proto import ResponseHandler
 from httpx_aiohttp import transport as library
 
 from studio.providers.bodies import WholeBodyStream
@@ -90,7 +94,33 @@ def client_timeout(connect: float | None, read: float | None, pool: float | None
     return ClientTimeout(sock_connect=connect, sock_read=read, connect=pool)
 
 
+class ArrivingHandler(ResponseHandler):
+    """aiohttp's protocol for an upstream connection, except that a request to resume reading
+    when reading is not paused does nothing.
+
+    From aiohttp 3.14 on, the stream reader makes that request after every HTTP chunk it hands
+    over, paused or not, and each one feeds the parser an empty piece (for a decompression it
+    had paused to go on) and resumes the transport: about 5,000 instructions for every event of
+    a streamed answer, a vendor sending each event as a chunk of its own. Reading is paused,
+    and the parser holds input back, only through ``pause_reading``, which sets
+    ``_reading_paused`` until the next resume; without it there is nothing to resume. aiohttp up
+    to 3.13 made the same check before asking. (tests/providers/test_aiohttp_transport.py reads a
+    body big enough to pause and resume reading through it.)"""
+
+    def resume_reading(self, resume_parser: bool = True) -> None:
+        if self._reading_paused:
+            super().resume_reading(resume_parser)
+
+
 class AiohttpTransport(library.AiohttpTransport):
+    def get_client(self) -> ClientSession:
+        """The library's session, its connections made with ``ArrivingHandler``."""
+        session = super().get_client()
+        connector = session.connector
+        if connector is not None:
+            connector._factory = functools.partial(ArrivingHandler, loop=connector._loop)
+        return session
+
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         response = await super().handle_async_request(request)
         stream = response.stream

@@ -9,7 +9,7 @@ import contextlib
 import httpx
 import pytest
 
-from studio.providers.aiohttp_transport import AiohttpTransport, answer_headers
+from studio.providers.aiohttp_transport import AiohttpTransport, ArrivingHandler, answer_headers
 from studio.providers.bodies import close_answer
 
 BIG = bytes(range(256)) * 1024  # 256 KiB in one write
@@ -164,3 +164,73 @@ async def test_a_plain_call_s_answer_closes_once_and_frees_its_connection():
         await transport.aclose()
         server.close()
     assert second.json() == {} and len(calls) == 2
+
+
+def events(count: int, size: int) -> list[bytes]:
+    """``count`` SSE events of ``size`` bytes, each numbered, as a vendor streams them."""
+    return [(b"data: %06d " % n).ljust(size - 2, b"x") + b"\n\n" for n in range(count)]
+
+
+def streaming(pieces: list[bytes]):
+    async def answer(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+        for piece in pieces:  # one HTTP chunk per event, as a vendor flushes each
+            writer.write(b"%x\r\n" % len(piece) + piece + b"\r\n")
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+    return answer
+
+
+@pytest.fixture
+def protocol_calls(monkeypatch):
+    """How often the connections paused reading and were fed an empty piece to resume parsing."""
+    calls = {"paused": 0, "empty feeds": 0}
+    pause, feed = ArrivingHandler.pause_reading, ArrivingHandler.data_received
+
+    def counted_pause(self) -> None:
+        calls["paused"] += 1
+        pause(self)
+
+    def counted_feed(self, data: bytes) -> None:
+        calls["empty feeds"] += not data
+        feed(self, data)
+
+    monkeypatch.setattr(ArrivingHandler, "pause_reading", counted_pause)
+    monkeypatch.setattr(ArrivingHandler, "data_received", counted_feed)
+    return calls
+
+
+@pytest.mark.parametrize("call", [through_httpx, plain])
+async def test_a_stream_of_small_events_is_read_without_a_parser_feed_per_event(call, protocol_calls):
+    sent = events(200, 120)
+    transport = AiohttpTransport()
+    try:
+        async with vendor(streaming(sent)) as base:
+            response = await call(transport, base + "/v1/responses")
+            await asyncio.sleep(0.05)  # the whole stream has arrived before it is read
+            pieces = [piece async for piece in response.stream]
+            await close_answer(response)
+    finally:
+        await transport.aclose()
+    assert b"".join(pieces) == b"".join(sent)
+    assert len(pieces) < len(sent)  # what had arrived is handed over together
+    assert protocol_calls == {"paused": 0, "empty feeds": 0}
+
+
+async def test_a_stream_read_slowly_pauses_and_resumes_reading_and_arrives_whole(protocol_calls):
+    """Flow control still works: more than the reader's buffer holds (in bytes, and in chunks)
+    pauses reading, and each resume goes on where the parser stopped."""
+    sent = events(3000, 100) + events(40, 64 * 1024)
+    transport = AiohttpTransport()
+    try:
+        async with vendor(streaming(sent)) as base:
+            response = await plain(transport, base + "/v1/responses")
+            pieces = []
+            async for piece in response.stream:
+                pieces.append(piece)
+                await asyncio.sleep(0.02)
+            await close_answer(response)
+    finally:
+        await transport.aclose()
+    assert b"".join(pieces) == b"".join(sent)
+    assert protocol_calls["paused"] > 0 and protocol_calls["empty feeds"] > 0
