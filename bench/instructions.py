@@ -13,7 +13,6 @@ target's measure, and this one is the steady reading of it beside the noise.
 from __future__ import annotations
 
 import contextlib
-import platform
 import re
 import shutil
 import subprocess
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import runner
+from bench.machine import machine
 from bench.processes import Server
 from bench.runner import log
 from bench.scenarios import SCENARIOS, TEXT_SCENARIOS, Request
@@ -152,7 +152,7 @@ def run(options: Options) -> dict:
                 target.server.stop()
         rows = [row(scenario_name, counted[scenario_name]) for scenario_name in options.scenarios]
     return {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
-            "machine": {"python": platform.python_version(), "platform": platform.platform()},
+            "machine": machine(),
             "options": {"requests": options.requests, "warmup": options.warmup,
                         "concurrency": options.concurrency, "scenarios": options.scenarios,
                         "preset": options.preset, "gateway_env": options.gateway_env,

@@ -11,12 +11,12 @@ median of the rounds' own ratios. ``ratios_of_medians`` in the JSON keeps the ot
 
 from __future__ import annotations
 
-import platform
 import time
 from pathlib import Path
 
 import orjson
 
+from bench.machine import machine
 from bench.runner import FOUR_STREAMS, Outcome, median
 from bench.scenarios import SCENARIOS
 from bench.targets import TARGETS
@@ -234,8 +234,7 @@ def write(outcome: Outcome, rows: list[dict]) -> tuple[Path, Path]:
     found = ratios(rows, outcome)
     document = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(outcome.started)),
-        "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                    "cpus": __import__("os").cpu_count()},
+        "machine": machine(),
         "options": {"duration": options.duration, "concurrency": options.concurrency, "rounds": options.rounds,
                     "targets": options.targets, "scenarios": options.scenarios, "loadgen": outcome.loadgen,
                     "gateway_env": options.gateway_env, "preset": options.preset},

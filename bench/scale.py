@@ -12,7 +12,6 @@ still tells; ``--server-cpus`` gives them more cores where there are more.
 from __future__ import annotations
 
 import contextlib
-import platform
 import shutil
 import tempfile
 import time
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import runner
+from bench.machine import machine
 from bench.runner import log
 from bench.scenarios import SCENARIOS
 from bench.targets import DEFAULT_REDIS, Context, start_gateway
@@ -74,7 +74,7 @@ def run(options: Options) -> dict:
             finally:
                 target.server.stop()
     return {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
-            "machine": {"python": platform.python_version(), "platform": platform.platform()},
+            "machine": machine(),
             "options": {"duration": options.duration, "concurrency": options.concurrency, "rounds": options.rounds,
                         "workers": options.workers, "scenarios": options.scenarios, "preset": options.preset,
                         "gateway_env": options.gateway_env, "server_cpus": options.server_cpus, "loadgen": tool},

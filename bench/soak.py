@@ -11,12 +11,13 @@ exit, Ctrl+C included; load goes to loopback only, and the whole soak is bounded
 from __future__ import annotations
 
 import contextlib
-import platform
 import shutil
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from bench.machine import machine
 
 MB = 1024 * 1024
 SETTLE_SECONDS = 0.2  # between the end of a chunk and the RSS reading, the same for every sample
@@ -98,8 +99,7 @@ def run(options: Options) -> dict:
     started = time.time()
     deadline = time.monotonic() + options.max_seconds
     doc: dict = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)), "started_epoch": started,
-                 "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                             "cpus": __import__("os").cpu_count()},
+                 "machine": machine(),
                  "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(options).items()},
                  "loadgen": "python", "samples": [], "chunks": [], "errors": 0}
     workdir = Path(tempfile.mkdtemp(prefix="studio-soak-"))
