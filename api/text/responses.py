@@ -19,6 +19,7 @@ from api.sse import named_frame, ready_frame, start_stream
 from studio.core.errors import BadRequest, GatewayError
 from studio.gateway.text import engine as text_engine
 from studio.gateway.text import stored
+from studio.gateway.text.failed_response import failed_response
 
 ERROR_CODES = {429: "rate_limit_exceeded", 400: "invalid_prompt"}
 
@@ -28,7 +29,7 @@ def _failure_frames(call: text_engine.TextCall, exc: GatewayError, sequence: int
     ``sequence`` events sent before it."""
     error = openai_body(exc)["error"]
     code = ERROR_CODES.get(exc.status, "server_error")
-    failed = text_engine.failed_response(call, code, exc.message)
+    failed = failed_response(call, code, exc.message)
     # The event's own fields, plus the ``error`` object that SDKs raise from.
     frames = named_frame("error", orjson.dumps({"type": "error", "sequence_number": sequence, "code": code,
                                                 "message": exc.message, "param": error["param"],

@@ -33,7 +33,6 @@ from studio.gateway.text import as_is as as_is_names
 from studio.gateway.text import stored, translators
 from studio.gateway.text import validation as text_validation
 from studio.gateway.text.record import TextRecord
-from studio.gateway.text.responses_to_chat import response_object
 from studio.gateway.text.sent_events import SentEvents
 from studio.gateway.text.translation import Context, Translator
 from studio.gateway.text.usage import (
@@ -422,27 +421,6 @@ def _seen_response(call: TextCall, leg: Leg, response: dict[str, Any]) -> None:
     if call.previous_field:
         final["previous_response_id"] = call.body["previous_response_id"]
     stored.keep(call.principal, call.model.model_id, call.body, leg.ctx, final, call.context)
-
-
-def failed_response(call: TextCall, code: str, message: str) -> dict[str, Any]:
-    """The ``response.failed`` object of a stream that broke after it started: the id its
-    ``response.created`` announced, the error, and stored like any final response."""
-    failed = response_object(call.ctx, "failed", [], None)
-    announced = _announced_id(call.created)
-    if announced:
-        failed["id"] = announced
-    failed["error"] = {"code": code, "message": message}
-    stored.keep(call.principal, call.model.model_id, call.body, call.ctx, failed, call.context)
-    return failed
-
-
-def _announced_id(created: bytes) -> str | None:
-    """The id a stream's ``response.created`` event announced (None: no such event, or no id)."""
-    try:
-        response = (orjson.loads(created) or {}).get("response") if created else None
-    except (orjson.JSONDecodeError, AttributeError):  # no JSON, or no object
-        return None
-    return str(response.get("id") or "") or None if isinstance(response, dict) else None
 
 
 def _quote(call: TextCall, tap: UsageTap) -> float:
