@@ -13,11 +13,15 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 import orjson
 
 from studio.core.entries import BudgetEntry
 from studio.gateway import recording
+
+if TYPE_CHECKING:
+    from studio.models import BudgetAlert
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +37,7 @@ def signature(body: bytes, timestamp: int) -> str:
 
 
 @dataclass(slots=True)
-class AlertRecord:
+class AlertRecord(recording.Record):
     budget: BudgetEntry
     level: str
     window_start: float
@@ -55,8 +59,13 @@ class AlertRecord:
         except IntegrityError:
             return  # another process raised it first
         if budget.webhook_url:
-            alert.webhook_status = self.send(budget.webhook_url, start)
-            alert.save(update_fields=["webhook_status"])
+            # Once the row is committed: a webhook may take seconds, and the write's transaction
+            # (which other processes' writes wait for on SQLite) must not.
+            transaction.on_commit(lambda: self.deliver(alert, budget.webhook_url, start))
+
+    def deliver(self, alert: BudgetAlert, url: str, start: datetime) -> None:
+        alert.webhook_status = self.send(url, start)
+        alert.save(update_fields=["webhook_status"])
 
     def send(self, url: str, start: datetime) -> str:
         import httpx

@@ -11,11 +11,12 @@ record's kind and counted (``failures``), and the record is tried again after a 
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import logging
 import time
 import weakref
-from typing import ClassVar, Protocol
+from typing import ClassVar, Self
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -47,15 +48,30 @@ class Stats:
     lost = 0  # records given up after the last retry
 
 
-class Record(Protocol):
-    """Anything with ``persist()``; a class may also offer ``persist_batch(records)`` to write
-    many of its records with a few statements (bulk inserts) instead of one round trip each."""
+class Record(abc.ABC):
+    """What the recorder writes. ``persist()`` writes one record; a kind whose records can be
+    written many at a time (bulk inserts) overrides ``persist_batch``, which otherwise writes them
+    one after another. A record holding big media until written says how much (``pending_bytes``),
+    so the recorder can hold back the requests that make more."""
 
+    __slots__ = ()
+
+    @abc.abstractmethod
     def persist(self) -> None:
         """Write this record (runs in the recorder's worker thread)."""
 
+    @classmethod
+    def persist_batch(cls, records: list[Self]) -> None:
+        """Write ``records``, all of this kind, inside the caller's transaction."""
+        for record in records:
+            record.persist()
 
-class TimedRecord:
+    def pending_bytes(self) -> int:
+        """Bytes this record holds until it is written."""
+        return 0
+
+
+class TimedRecord(Record):
     """Timing and hand-off shared by the per-call records.
 
     Mixed into dataclasses that define ``started`` (perf_counter at the start), ``first_byte_ms``,
@@ -87,12 +103,6 @@ class TimedRecord:
         submit(self, patient=self.patient)
 
 
-def _weight(record: Record) -> int:
-    """Bytes a record holds until written (``pending_bytes()`` if it has one, else nothing much)."""
-    weigh = getattr(record, "pending_bytes", None)
-    return weigh() if weigh is not None else 0
-
-
 class Recorder:
     def __init__(self) -> None:
         self.queue: asyncio.Queue[tuple[Record, int]] = asyncio.Queue()
@@ -109,7 +119,7 @@ class Recorder:
     def submit(self, record: Record, attempt: int = 0, *, patient: bool = False) -> None:
         """Queue ``record``; a ``patient`` one may wait a moment for others to share its write."""
         self.pending += 1
-        self.pending_bytes += _weight(record)
+        self.pending_bytes += record.pending_bytes()
         if self.pending_bytes > hot.STUDIO_RECORDER_MAX_PENDING_BYTES:
             self.roomy.clear()
         self.idle.clear()
@@ -139,7 +149,7 @@ class Recorder:
                 batch.append(self.queue.get_nowait())
             if self.queue.empty():
                 self.hurry.clear()  # the records that were in a hurry are all in this batch
-            weight = sum(_weight(record) for record, _ in batch)
+            weight = sum(record.pending_bytes() for record, _ in batch)
             attempts = {id(record): attempt for record, attempt in batch}
             failed: list[Record] = [record for record, _ in batch]
             try:
@@ -194,36 +204,42 @@ def _persist_batch(batch: list[Record]) -> list[Record]:
     by_type: dict[type, list[Record]] = {}
     for record in batch:
         by_type.setdefault(type(record), []).append(record)
-    bulks = [getattr(kind, "persist_batch", None) for kind in by_type]
-    if len(by_type) > 1 and None not in bulks:
+    if len(by_type) > 1:
         # Records of several kinds (a responses call's usage and its stored response) in one
         # transaction: one commit, where a transaction per kind made one commit each.
         try:
             with transaction.atomic():
-                for bulk, records in zip(bulks, by_type.values(), strict=True):
-                    bulk(records)
+                for kind, records in by_type.items():
+                    kind.persist_batch(records)
             return failed
         except Exception:  # fall back to kind by kind, then one by one, as for a batch of one kind
             logger.exception("batch of %d records of %d kinds failed; retrying kind by kind", len(batch),
                              len(by_type))
-    for (kind, records), bulk in zip(by_type.items(), bulks, strict=True):
-        if bulk is not None:
-            try:
-                with transaction.atomic():
-                    bulk(records)
+    for kind, records in by_type.items():
+        try:
+            with transaction.atomic():
+                kind.persist_batch(records)
+            continue
+        except Exception:  # fall back to one by one, so one bad record loses only itself
+            if len(records) == 1:
+                _failed(records[0], failed)
                 continue
-            except Exception:  # fall back to one by one, so one bad record loses only itself
-                logger.exception("batch of %d %s failed; retrying one by one", len(records), kind.__name__)
+            logger.exception("batch of %d %s failed; retrying one by one", len(records), kind.__name__)
         for record in records:
             try:
                 with transaction.atomic():  # all of a record or nothing, so a retry never doubles it
                     record.persist()
             except Exception:
-                Stats.failures += 1
-                recorder_metrics.failed()
-                failed.append(record)
-                logger.exception("persisting a %s record failed; it will be tried again", kind.__name__)
+                _failed(record, failed)
     return failed
+
+
+def _failed(record: Record, failed: list[Record]) -> None:
+    """Count and log a record that could not be written (called in its ``except`` block)."""
+    Stats.failures += 1
+    recorder_metrics.failed()
+    failed.append(record)
+    logger.exception("persisting a %s record failed; it will be tried again", type(record).__name__)
 
 
 _recorders: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Recorder] = weakref.WeakKeyDictionary()

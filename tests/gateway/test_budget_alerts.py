@@ -3,6 +3,7 @@ check."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -11,7 +12,7 @@ import pytest
 from django.utils.crypto import constant_time_compare
 
 from studio.core.entries import BudgetEntry
-from studio.gateway import budget_alerts
+from studio.gateway import budget_alerts, recording
 from tests.loopback_hook import Hook
 
 pytestmark = pytest.mark.django_db
@@ -45,11 +46,12 @@ def test_an_alert_is_stored_once_per_level_and_period(alice):
     assert alerts == [("hard", Decimal(5), ""), ("soft", Decimal("4.1"), "")]
 
 
-def test_webhook_is_signed_and_verifiable(alice, receiver):
+def test_webhook_is_signed_and_verifiable(alice, receiver, django_capture_on_commit_callbacks):
     from studio.models import BudgetAlert
 
     entry = stored_budget(alice, receiver.url)
-    budget_alerts.AlertRecord(entry, "soft", START, Decimal("4.2")).persist()
+    with django_capture_on_commit_callbacks(execute=True):
+        budget_alerts.AlertRecord(entry, "soft", START, Decimal("4.2")).persist()
     (headers, body), = receiver.received
     assert orjson.loads(body) == {"type": "budget.soft", "budget": {"id": entry.id, "scope": "key",
                                                                      "label": "alice's key", "period": "month"},
@@ -60,13 +62,14 @@ def test_webhook_is_signed_and_verifiable(alice, receiver):
     assert BudgetAlert.objects.get().webhook_status == "204"
 
 
-def test_an_unreachable_webhook_is_noted_on_the_alert(alice, receiver):
+def test_an_unreachable_webhook_is_noted_on_the_alert(alice, receiver, django_capture_on_commit_callbacks):
     from studio.models import BudgetAlert
 
     url = receiver.url
     receiver.close()
     entry = stored_budget(alice, url)
-    budget_alerts.AlertRecord(entry, "hard", START, Decimal(5)).persist()
+    with django_capture_on_commit_callbacks(execute=True):
+        budget_alerts.AlertRecord(entry, "hard", START, Decimal(5)).persist()
     assert BudgetAlert.objects.get().webhook_status.startswith("error: ")
 
 
@@ -77,3 +80,36 @@ def test_a_deleted_budget_raises_nothing(alice):
     Budget.objects.all().delete()
     budget_alerts.AlertRecord(entry, "soft", START, Decimal(1)).persist()
     assert not BudgetAlert.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_webhook_goes_out_once_the_alert_is_committed(alice):
+    """Through the recorder, as alerts are written: when the receiver hears of the alert, its row
+    is there for anyone to read (the write's transaction does not wait for the webhook)."""
+    from django.db import connection
+
+    from studio.models import BudgetAlert
+
+    seen: list[bool] = []
+
+    def look() -> None:  # the receiver's thread: a database connection of its own
+        try:
+            seen.append(BudgetAlert.objects.filter(level="hard").exists())
+        except Exception as exc:  # a row still locked by the writer's transaction
+            seen.append(exc)
+        finally:
+            connection.close()
+
+    hook = Hook(on_post=look)
+    try:
+        entry = stored_budget(alice, hook.url)
+
+        async def alert() -> None:
+            recording.submit(budget_alerts.AlertRecord(entry, "hard", START, Decimal(5)))
+            await recording.drain()
+
+        asyncio.run(alert())
+    finally:
+        hook.close()
+    assert seen == [True]
+    assert BudgetAlert.objects.get().webhook_status == "204"

@@ -21,7 +21,7 @@ written: list[tuple[str, object]] = []
 
 
 @dataclass
-class Plain:
+class Plain(recording.Record):
     """A record with ``persist()`` only."""
 
     name: str
@@ -45,7 +45,7 @@ class Batched(Plain):
 
 
 @dataclass
-class Heavy:
+class Heavy(recording.Record):
     """A record holding media bytes until written; its write waits for ``gate``."""
 
     size: int
@@ -166,7 +166,7 @@ async def test_fail_records_the_error_and_submits(transactional_db):
 
 
 @dataclass(eq=False)
-class Flaky:
+class Flaky(recording.Record):
     """Fails its first ``failures`` writes, then succeeds; remembers every attempt."""
 
     failures: int

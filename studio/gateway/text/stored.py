@@ -77,7 +77,7 @@ def input_items(body: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
 
 
 @dataclass(slots=True)
-class ResponseRecord:
+class ResponseRecord(recording.Record):
     """The write of one stored response (runs in the recorder's worker thread)."""
 
     principal: Principal
