@@ -62,6 +62,14 @@ def env_pair(text: str) -> tuple[str, str]:
     return name, value
 
 
+def gateway_fields(args: argparse.Namespace, default: str = "bare") -> dict:
+    """The fields of ``GatewayOptions`` from a mode's command line (``--gateway-env``'s preset
+    and variables, ``--redis-url``, ``--concurrency`` and ``--out``)."""
+    preset, extra = split_env(args.gateway_env, default=default)
+    return {"concurrency": args.concurrency, "preset": preset, "redis_url": args.redis_url, "gateway_env": extra,
+            "out_dir": args.out}
+
+
 def split_env(pairs: list[tuple[str, str]], default: str = "bare") -> tuple[str, dict[str, str]]:
     """(preset, extra variables) of the ``--gateway-env`` options."""
     preset = default
@@ -172,21 +180,17 @@ def positive(text: str) -> int:
 def soak_options(args: argparse.Namespace):
     from bench.soak import Options
 
-    preset, extra = split_env(args.gateway_env)
-    return Options(requests=args.requests, concurrency=args.concurrency, scenario=args.scenario,
-                   samples=args.samples, warmup=max(args.warmup, 0), tolerance_pct=args.tolerance,
-                   max_seconds=args.max_seconds, gateway_env=extra, preset=preset, redis_url=args.redis_url,
-                   out_dir=args.out)
+    return Options(requests=args.requests, scenario=args.scenario, samples=args.samples,
+                   warmup=max(args.warmup, 0), tolerance_pct=args.tolerance, max_seconds=args.max_seconds,
+                   **gateway_fields(args))
 
 
 def scale_options(args: argparse.Namespace):
     from bench.scale import Options
 
-    preset, extra = split_env(args.gateway_env, default="production")
-    return Options(duration=args.duration, concurrency=args.concurrency, rounds=args.rounds,
-                   workers=[int(w) for w in args.workers], scenarios=args.scenarios, preset=preset,
-                   redis_url=args.redis_url, gateway_env=extra, server_cpus=args.server_cpus, loadgen=args.loadgen,
-                   out_dir=args.out)
+    return Options(duration=args.duration, rounds=args.rounds, workers=[int(w) for w in args.workers],
+                   scenarios=args.scenarios, server_cpus=args.server_cpus, loadgen=args.loadgen,
+                   **gateway_fields(args, default="production"))
 
 
 def interruptible(mode: str, run: Callable[[ModeOptions], dict], options: ModeOptions) -> dict:
@@ -212,20 +216,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "profile":
         from bench import profile
 
-        preset, extra = split_env(args.gateway_env)
-        written = profile.run(profile.Options(duration=args.duration, concurrency=args.concurrency,
-                                              scenarios=args.scenarios, preset=preset, redis_url=args.redis_url,
-                                              gateway_env=extra, format=args.format, paused=args.paused,
-                                              out_dir=args.out))
+        written = profile.run(profile.Options(duration=args.duration, scenarios=args.scenarios, format=args.format,
+                                              paused=args.paused, **gateway_fields(args)))
         print("written:\n" + "\n".join(f"  {path}" for path in written))
         return
     if args.command == "instructions":
         from bench import instructions
 
-        preset, extra = split_env(args.gateway_env)
-        counted = instructions.Options(requests=args.requests, warmup=args.warmup, concurrency=args.concurrency,
-                                       scenarios=args.scenarios, preset=preset, redis_url=args.redis_url,
-                                       gateway_env=extra, production=args.production, out_dir=args.out)
+        counted = instructions.Options(requests=args.requests, warmup=args.warmup, scenarios=args.scenarios,
+                                       production=args.production, **gateway_fields(args))
         doc = interruptible("instructions", instructions.run, counted)
         print(instructions.table(doc))
         print(f"\nwritten: {report.write_json(doc, counted.out_dir, 'instructions')}")
@@ -247,13 +246,11 @@ def main(argv: list[str] | None = None) -> None:
         json_path, png_path = soak.write(doc, options.out_dir)
         print(f"\nwritten: {json_path}" + (f"\n         {png_path}" if png_path else ""))
         return
-    preset, extra = split_env(args.gateway_env)
     options = runner.Options(
-        duration=2.0 if args.quick else args.duration, concurrency=args.concurrency,
-        rounds=1 if args.quick else args.rounds, targets=args.targets, scenarios=args.scenarios,
+        duration=2.0 if args.quick else args.duration, rounds=1 if args.quick else args.rounds,
+        targets=args.targets, scenarios=args.scenarios,
         probe_requests=min(args.probe_requests, 40) if args.quick else args.probe_requests,
-        loadgen=args.loadgen, install_litellm=not args.no_install, gateway_env=extra,
-        preset=preset, redis_url=args.redis_url, out_dir=args.out,
+        loadgen=args.loadgen, install_litellm=not args.no_install, **gateway_fields(args),
     )
     outcome = runner.run(options)
     rows = report.summarize(outcome)

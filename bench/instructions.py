@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bench import runner
@@ -26,7 +26,7 @@ from bench.machine import machine
 from bench.processes import Server
 from bench.runner import log
 from bench.scenarios import SCENARIOS, TEXT_SCENARIOS, Request
-from bench.targets import DEFAULT_REDIS, Context, start_gateway, start_gateway_production, start_raw
+from bench.targets import GatewayOptions, start_gateway, start_gateway_production, start_raw
 
 TARGET_RATIO = 2.5  # the gateway's instructions per request at most this many times the raw relay's
 TARGET_EXTRA = 0.05  # the production preset's at most this much over the bare one's
@@ -34,16 +34,11 @@ _TOTAL = re.compile(rb"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
 
 
 @dataclass
-class Options:
+class Options(GatewayOptions):
     requests: int = 300  # counted per scenario and server
     warmup: int = 40
-    concurrency: int = 16
     scenarios: list[str] = field(default_factory=lambda: list(TEXT_SCENARIOS))
-    preset: str = "bare"
-    redis_url: str = DEFAULT_REDIS
-    gateway_env: dict[str, str] = field(default_factory=dict)
     production: bool = False  # count the "production" preset's gateway too
-    out_dir: Path = Path(__file__).resolve().parent / "results"
 
 
 # Under callgrind a minute of the clock holds about a fiftieth of the requests it holds at full
@@ -132,8 +127,7 @@ def run(options: Options) -> dict:
         dumps.mkdir()
         upstream = runner.start_upstream(workdir)
         stack.callback(upstream.stop)
-        ctx = Context(workdir=workdir, upstream_url=upstream.base_url, gateway_env=counted_env(options),
-                      preset=options.preset, redis_url=options.redis_url,
+        ctx = replace(options.context(workdir, upstream.base_url), gateway_env=counted_env(options),
                       server_prefix=callgrind_prefix(valgrind_path, dumps), ready_timeout=600.0)
         counted: dict[str, dict[str, dict]] = {}
         servers = [("gateway", start_gateway), ("raw", start_raw)]

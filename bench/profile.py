@@ -18,24 +18,19 @@ from pathlib import Path
 from bench import runner
 from bench.runner import log
 from bench.scenarios import SCENARIOS
-from bench.targets import DEFAULT_REDIS, Context, start_gateway
+from bench.targets import GatewayOptions, start_gateway
 
 
 @dataclass
-class Options:
+class Options(GatewayOptions):
     duration: float = 8.0
-    concurrency: int = 16
     scenarios: list[str] = field(default_factory=lambda: list(SCENARIOS))
-    preset: str = "bare"
-    redis_url: str = DEFAULT_REDIS
-    gateway_env: dict[str, str] = field(default_factory=dict)
     rate: int = 250  # samples per second
     format: str = "flamegraph"  # or "raw": collapsed stacks, one line per stack (for scripts)
     # False: py-spy reads the process while it runs (--nonblocking), which costs it nothing but, on a
     # busy machine, cuts many stacks short. True: it pauses the process for each sample, so every
     # stack is whole (the process runs slower; shares, not rates, are what to read then).
     paused: bool = False
-    out_dir: Path = Path(__file__).resolve().parent / "results"
 
 
 def py_spy() -> str:
@@ -60,8 +55,7 @@ def run(options: Options) -> list[Path]:
         stack.callback(shutil.rmtree, workdir, True)
         upstream = runner.start_upstream(workdir)
         stack.callback(upstream.stop)
-        ctx = Context(workdir=workdir, upstream_url=upstream.base_url, gateway_env=options.gateway_env,
-                      preset=options.preset, redis_url=options.redis_url)
+        ctx = options.context(workdir, upstream.base_url)
         target = start_gateway(ctx, upstream)
         stack.callback(target.server.stop)
         worker = target.server.tree()[-1].pid  # uvicorn's one worker (or the server itself)

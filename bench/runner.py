@@ -23,7 +23,7 @@ import orjson
 from bench import processes, wrk
 from bench.processes import LOAD_CORE, Monitor, Server
 from bench.scenarios import SCENARIOS, Request, Scenario
-from bench.targets import DEFAULT_REDIS, TARGETS, Context, Running, install_litellm
+from bench.targets import TARGETS, GatewayOptions, Running, install_litellm
 
 # An idle server's RSS is read once it has had no request for this long: longer than a gateway
 # web process keeps the memory of its last frames (``STUDIO_MALLOC_IDLE_SECONDS``: 1 s, so given
@@ -39,19 +39,14 @@ FOUR_STREAMS = 4
 
 
 @dataclass
-class Options:
+class Options(GatewayOptions):
     duration: float = 8.0
-    concurrency: int = 16
     rounds: int = 3
     targets: list[str] = field(default_factory=lambda: list(TARGETS))
     scenarios: list[str] = field(default_factory=lambda: list(SCENARIOS))
     probe_requests: int = 200  # sequential requests of the TTFB probe (chat); the 4K probe does fewer
     loadgen: str = "auto"  # auto | wrk | python
     install_litellm: bool = True
-    gateway_env: dict[str, str] = field(default_factory=dict)
-    preset: str = "bare"  # of the "gateway" target ("gateway_prod" is always "production")
-    redis_url: str = DEFAULT_REDIS
-    out_dir: Path = Path(__file__).resolve().parent / "results"
 
 
 @dataclass
@@ -97,8 +92,7 @@ def run(options: Options) -> Outcome:
         stack.callback(shutil.rmtree, workdir, True)
         upstream = start_upstream(workdir)
         stack.callback(upstream.stop)
-        ctx = Context(workdir=workdir, upstream_url=upstream.base_url, gateway_env=options.gateway_env,
-                      preset=options.preset, redis_url=options.redis_url)
+        ctx = options.context(workdir, upstream.base_url)
         running: dict[str, Running] = {}
         for name in options.targets:
             if name == "litellm" and options.install_litellm:

@@ -15,29 +15,25 @@ import contextlib
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bench import runner
 from bench.machine import machine
 from bench.runner import log
 from bench.scenarios import SCENARIOS
-from bench.targets import DEFAULT_REDIS, Context, start_gateway
+from bench.targets import GatewayOptions, start_gateway
 
 
 @dataclass
-class Options:
+class Options(GatewayOptions):
     duration: float = 8.0
-    concurrency: int = 16
     rounds: int = 1
     workers: list[int] = field(default_factory=lambda: [1, 2])
     scenarios: list[str] = field(default_factory=lambda: ["chat", "chat_stream"])
     preset: str = "production"
-    redis_url: str = DEFAULT_REDIS
-    gateway_env: dict[str, str] = field(default_factory=dict)
     server_cpus: str | None = None
     loadgen: str = "auto"
-    out_dir: Path = Path(__file__).resolve().parent / "results"
 
 
 def run(options: Options) -> dict:
@@ -53,8 +49,7 @@ def run(options: Options) -> dict:
         stack.callback(upstream.stop)
         for workers in options.workers:
             name = f"gateway_w{workers}"
-            ctx = Context(workdir=workdir, upstream_url=upstream.base_url, gateway_env=options.gateway_env,
-                          preset=options.preset, redis_url=options.redis_url, workers=workers,
+            ctx = replace(options.context(workdir, upstream.base_url), workers=workers,
                           server_cpus=options.server_cpus)
             log(f"starting the gateway with {workers} worker(s)")
             target = start_gateway(ctx, upstream, name=name)

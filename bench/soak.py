@@ -14,28 +14,24 @@ import contextlib
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bench.machine import machine
+from bench.targets import GatewayOptions
 
 MB = 1024 * 1024
 SETTLE_SECONDS = 0.2  # between the end of a chunk and the RSS reading, the same for every sample
 
 
 @dataclass
-class Options:
+class Options(GatewayOptions):
     requests: int = 100_000
-    concurrency: int = 16
     scenario: str = "chat"
     samples: int = 20
     warmup: int = 2_000
     tolerance_pct: float = 10.0
     max_seconds: float = 1800.0  # the whole load, warm-up included; a chunk cut short ends the soak
-    gateway_env: dict[str, str] = field(default_factory=dict)
-    preset: str = "bare"  # "production": limits, budgets, metrics and request logs on
-    redis_url: str = "redis://127.0.0.1:6379/0"
-    out_dir: Path = Path(__file__).resolve().parent / "results"
 
 
 def chunk_sizes(total: int, samples: int) -> list[int]:
@@ -93,7 +89,7 @@ def run(options: Options) -> dict:
     from bench import runner
     from bench.processes import Monitor
     from bench.scenarios import SCENARIOS
-    from bench.targets import TARGETS, Context
+    from bench.targets import TARGETS
 
     scenario = SCENARIOS[options.scenario]
     started = time.time()
@@ -107,8 +103,7 @@ def run(options: Options) -> dict:
         stack.callback(shutil.rmtree, workdir, True)
         upstream = runner.start_upstream(workdir)
         stack.callback(upstream.stop)
-        ctx = Context(workdir=workdir, upstream_url=upstream.base_url, gateway_env=options.gateway_env,
-                      preset=options.preset, redis_url=options.redis_url)
+        ctx = options.context(workdir, upstream.base_url)
         log("starting the gateway")
         gateway = TARGETS["gateway"].start(ctx, upstream)
         stack.callback(gateway.server.stop)

@@ -58,6 +58,23 @@ class Context:
     ready_timeout: float = 60.0  # seconds a server has to start listening
 
 
+@dataclass
+class GatewayOptions:
+    """What every mode that starts the gateway takes: its preset and extra variables, the Redis
+    of the production preset, the load's open connections and where the results go."""
+
+    concurrency: int = 16
+    preset: str = "bare"  # of the "gateway" target
+    redis_url: str = DEFAULT_REDIS
+    gateway_env: dict[str, str] = field(default_factory=dict)
+    out_dir: Path = BENCH_DIR / "results"
+
+    def context(self, workdir: Path, upstream_url: str) -> Context:
+        """The servers' context of a run of these options (``dataclasses.replace`` for more)."""
+        return Context(workdir=workdir, upstream_url=upstream_url, gateway_env=self.gateway_env,
+                       preset=self.preset, redis_url=self.redis_url)
+
+
 def preset_environment(preset: str, ctx: Context) -> dict[str, str]:
     """The preset's variables; Redis keys of this run get a prefix of their own."""
     env = {name: value.replace("{redis}", ctx.redis_url) for name, value in PRESETS[preset].items()}

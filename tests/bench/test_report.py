@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench import report, runner, scale
-from bench.__main__ import parser, scale_options, split_env
+from bench.__main__ import gateway_fields, parser, scale_options, soak_options, split_env
 from bench.runner import Measurement, Options, Outcome
 from bench.targets import PRESETS, Context, gateway_environment
 
@@ -111,6 +111,26 @@ def test_gateway_env_takes_a_preset_or_variables(tmp_path: Path) -> None:
     bare = gateway_environment(ctx)
     assert bare["REDIS_URL"] == "" and bare["STUDIO_METRICS"] == "0"
     assert set(PRESETS) == {"bare", "production"}
+
+
+def test_every_mode_takes_the_gateway_options_alike(tmp_path: Path) -> None:
+    from bench import instructions, profile
+
+    common = ["--gateway-env", "A=1", "--redis-url", "redis://127.0.0.1:6379/9", "--concurrency", "3",
+              "--out", str(tmp_path)]
+    built = [
+        (soak_options(parser().parse_args(["soak", *common])), "bare"),
+        (scale_options(parser().parse_args(["scale", *common])), "production"),  # scale's own default
+        (profile.Options(**gateway_fields(parser().parse_args(["profile", *common]))), "bare"),
+        (instructions.Options(**gateway_fields(parser().parse_args(["instructions", "--gateway-env", "production",
+                                                                    *common]))), "production"),
+    ]
+    for options, preset in built:
+        assert (options.preset, options.gateway_env, options.redis_url, options.concurrency, options.out_dir) == (
+            preset, {"A": "1"}, "redis://127.0.0.1:6379/9", 3, tmp_path)
+        ctx = options.context(tmp_path, "http://127.0.0.1:1")
+        assert (ctx.preset, ctx.gateway_env, ctx.redis_url, ctx.upstream_url) == (
+            preset, {"A": "1"}, "redis://127.0.0.1:6379/9", "http://127.0.0.1:1")
 
 
 def test_scale_compares_cpu_per_request_with_one_worker() -> None:
