@@ -348,7 +348,7 @@ class Lifespan:
         memory.settle_heap()
 
     async def shutdown(self) -> None:
-        from studio.gateway import admission, events, health, metrics, recording
+        from studio.gateway import admission, budget_alerts, events, health, metrics, recording
         from studio.providers.http import close_client
 
         for task in (self.worker_task, self.release_task):
@@ -361,6 +361,7 @@ class Lifespan:
         except Exception:
             logger.warning("could not settle the spend counters at shutdown", exc_info=True)
         await recording.drain()
+        await asyncio.to_thread(budget_alerts.wait_for_webhooks)  # an alert's webhook under way is sent
         await health.drain()
         await events.stop()
         await close_client()

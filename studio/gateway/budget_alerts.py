@@ -9,19 +9,17 @@ receiver sharing the secret can check it and reject replays by the timestamp.
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 import orjson
 
 from studio.core.entries import BudgetEntry
 from studio.gateway import recording
-
-if TYPE_CHECKING:
-    from studio.models import BudgetAlert
 
 logger = logging.getLogger(__name__)
 
@@ -59,13 +57,25 @@ class AlertRecord(recording.Record):
         except IntegrityError:
             return  # another process raised it first
         if budget.webhook_url:
-            # Once the row is committed: a webhook may take seconds, and the write's transaction
-            # (which other processes' writes wait for on SQLite) must not.
-            transaction.on_commit(lambda: self.deliver(alert, budget.webhook_url, start))
+            # Once the row is committed (the write's transaction, which other processes' writes
+            # wait for on SQLite, must not wait for a webhook), in a thread of its own: the
+            # recorder's thread goes on writing the calls' rows meanwhile.
+            url = budget.webhook_url
+            transaction.on_commit(lambda: _start(self.deliver, alert.pk, url, start))
 
-    def deliver(self, alert: BudgetAlert, url: str, start: datetime) -> None:
-        alert.webhook_status = self.send(url, start)
-        alert.save(update_fields=["webhook_status"])
+    def deliver(self, alert_id: int, url: str, start: datetime) -> None:
+        """Send the webhook and note its outcome on the alert (runs in a thread of its own)."""
+        from django.db import connection
+
+        from studio.models import BudgetAlert
+
+        try:
+            BudgetAlert.objects.filter(pk=alert_id).update(webhook_status=self.send(url, start))
+        except Exception:
+            logger.exception("noting budget alert %s's webhook failed", alert_id)
+        finally:
+            connection.close()  # this thread's own, which ends with it
+            _sending.discard(threading.current_thread())
 
     def send(self, url: str, start: datetime) -> str:
         import httpx
@@ -83,6 +93,22 @@ class AlertRecord(recording.Record):
             logger.warning("budget webhook to %s failed: %s", url, exc)
             return f"error: {type(exc).__name__}"[:60]
         return f"{response.status_code}"
+
+
+# The webhooks under way, each in its thread (``wait_for_webhooks``).
+_sending: set[threading.Thread] = set()
+
+
+def _start(deliver: Callable[[int, str, datetime], None], alert_id: int, url: str, start: datetime) -> None:
+    thread = threading.Thread(target=deliver, args=(alert_id, url, start), name="budget-webhook", daemon=True)
+    _sending.add(thread)
+    thread.start()
+
+
+def wait_for_webhooks(timeout: float = WEBHOOK_TIMEOUT + 1) -> None:
+    """Wait for the webhooks under way to be sent and noted (tests, shutdown)."""
+    for thread in list(_sending):
+        thread.join(timeout)
 
 
 def raise_alert(budget: BudgetEntry, level: str, window_start: float, spent_usd: Decimal) -> None:

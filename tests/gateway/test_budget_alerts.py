@@ -4,6 +4,7 @@ check."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -46,12 +47,13 @@ def test_an_alert_is_stored_once_per_level_and_period(alice):
     assert alerts == [("hard", Decimal(5), ""), ("soft", Decimal("4.1"), "")]
 
 
-def test_webhook_is_signed_and_verifiable(alice, receiver, django_capture_on_commit_callbacks):
+@pytest.mark.django_db(transaction=True)
+def test_webhook_is_signed_and_verifiable(alice, receiver):
     from studio.models import BudgetAlert
 
     entry = stored_budget(alice, receiver.url)
-    with django_capture_on_commit_callbacks(execute=True):
-        budget_alerts.AlertRecord(entry, "soft", START, Decimal("4.2")).persist()
+    budget_alerts.AlertRecord(entry, "soft", START, Decimal("4.2")).persist()
+    budget_alerts.wait_for_webhooks()
     (headers, body), = receiver.received
     assert orjson.loads(body) == {"type": "budget.soft", "budget": {"id": entry.id, "scope": "key",
                                                                      "label": "alice's key", "period": "month"},
@@ -62,14 +64,15 @@ def test_webhook_is_signed_and_verifiable(alice, receiver, django_capture_on_com
     assert BudgetAlert.objects.get().webhook_status == "204"
 
 
-def test_an_unreachable_webhook_is_noted_on_the_alert(alice, receiver, django_capture_on_commit_callbacks):
+@pytest.mark.django_db(transaction=True)
+def test_an_unreachable_webhook_is_noted_on_the_alert(alice, receiver):
     from studio.models import BudgetAlert
 
     url = receiver.url
     receiver.close()
     entry = stored_budget(alice, url)
-    with django_capture_on_commit_callbacks(execute=True):
-        budget_alerts.AlertRecord(entry, "hard", START, Decimal(5)).persist()
+    budget_alerts.AlertRecord(entry, "hard", START, Decimal(5)).persist()
+    budget_alerts.wait_for_webhooks()
     assert BudgetAlert.objects.get().webhook_status.startswith("error: ")
 
 
@@ -85,12 +88,14 @@ def test_a_deleted_budget_raises_nothing(alice):
 @pytest.mark.django_db(transaction=True)
 def test_the_webhook_goes_out_once_the_alert_is_committed(alice):
     """Through the recorder, as alerts are written: when the receiver hears of the alert, its row
-    is there for anyone to read (the write's transaction does not wait for the webhook)."""
+    is there for anyone to read (the write's transaction does not wait for the webhook), and the
+    recorder writes other records while the receiver takes its time."""
     from django.db import connection
 
     from studio.models import BudgetAlert
 
     seen: list[bool] = []
+    answer = threading.Event()
 
     def look() -> None:  # the receiver's thread: a database connection of its own
         try:
@@ -99,17 +104,26 @@ def test_the_webhook_goes_out_once_the_alert_is_committed(alice):
             seen.append(exc)
         finally:
             connection.close()
+        assert answer.wait(10)
 
     hook = Hook(on_post=look)
     try:
         entry = stored_budget(alice, hook.url)
 
-        async def alert() -> None:
-            recording.submit(budget_alerts.AlertRecord(entry, "hard", START, Decimal(5)))
-            await recording.drain()
+        later = budget_alerts.AlertRecord(entry, "soft", START, Decimal(4))
 
-        asyncio.run(alert())
+        async def alerts() -> None:
+            recording.submit(budget_alerts.AlertRecord(entry, "hard", START, Decimal(5)))
+            await asyncio.wait_for(recording.drain(), 5)
+            recording.submit(later)  # written while the receiver still holds the first webhook
+            await asyncio.wait_for(recording.drain(), 5)
+
+        asyncio.run(alerts())
+        assert BudgetAlert.objects.filter(level="soft").exists()
+        answer.set()
+        budget_alerts.wait_for_webhooks()
     finally:
+        answer.set()
         hook.close()
-    assert seen == [True]
-    assert BudgetAlert.objects.get().webhook_status == "204"
+    assert seen == [True, True]
+    assert sorted(BudgetAlert.objects.values_list("level", "webhook_status")) == [("hard", "204"), ("soft", "204")]
