@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import io
+import logging
 import os
 import socket
 import threading
@@ -92,6 +93,16 @@ def _fresh_gateway_state():
     routing.reset_health()
     yield
     snapshot.invalidate()
+
+
+@pytest.fixture(autouse=True)
+def _request_log_written():
+    """The request log's lines kept for a test's event loop go out with the test's output: the
+    loop closes before their timer fires, and at exit the stream they were kept for (the test
+    runner's capture) is closed."""
+    yield
+    for handler in logging.getLogger("studio.requests").handlers:
+        handler.flush()
 
 
 @pytest.fixture
