@@ -89,6 +89,10 @@ class SSEParser:
                     key = self._id
                     return Read([SSEEvent(data, None, key) for data in payloads],
                                 bytes(chunk) if type(chunk) is not bytes else chunk)
+            if chunk.startswith(b"event: ") and chunk.endswith(b"\n\n"):
+                named = self._named_events(chunk)
+                if named is not None:
+                    return named
             taken = self._plain_events(chunk, events)  # the common read: whole events, LF line ends
             if taken == len(chunk):
                 if type(chunk) is bytes:
@@ -120,6 +124,28 @@ class SSEParser:
         if start:
             del buf[:start]
             self._scan -= start
+        return events
+
+    def _named_events(self, chunk: bytes) -> Read | None:
+        """The events of a read of named events only (a messages or responses stream's every
+        read), each an ``event:`` line, one ``data:`` line and the blank line; None for any other.
+
+        Cut at the starts of events, each piece is ``name\ndata: payload``. With exactly three
+        newlines an event in the read, and each piece holding the one before its ``data:``, no
+        name or payload holds another: the read is what it looks like. Byte searches do what
+        the event pattern did a byte at a time (a third of the read's parse)."""
+        pieces = chunk[7:-2].split(b"\n\nevent: ")
+        if chunk.count(b"\n") != 3 * len(pieces):
+            return None
+        events = Read()
+        names, key = _names, self._id
+        for piece in pieces:
+            name, sep, data = piece.partition(b"\ndata: ")
+            if not sep:
+                return None
+            events.append(SSEEvent(data, names[name], key))
+        if type(chunk) is bytes:
+            events.framed = chunk
         return events
 
     def _plain_events(self, chunk: bytes, events: list[SSEEvent]) -> int:

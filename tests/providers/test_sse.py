@@ -131,6 +131,34 @@ def test_a_read_of_named_events_keeps_its_bytes_for_a_relay_and_cuts_them_at_its
         assert [(e.event, e.data) for e in found] == [(e.event, e.data) for e in parse_all([other])][:len(found)]
 
 
+def test_a_read_of_named_events_only_gives_the_events_the_line_parser_gives():
+    """Such a read (a messages or responses stream's every read) is cut at its events' starts;
+    anything that only looks like one goes the long way, to the same events."""
+    reads = [
+        b'event: response.created\ndata: {"a":1}\n\nevent: response.output_text.delta\ndata: {"b":2}\n\n',
+        b"event: one\ndata: 1\n\n",  # a paced stream's read: one event
+        b"event: a data: b\ndata: c\n\n",  # a name holding "data: "
+        b"event: \ndata: 4\n\n",  # an empty name
+        b"event: x\ndata: event: y\n\n",  # a payload holding "event: "
+        b"event: a\nid: 1\ndata: x\n\nevent: b\n\n",  # three newlines an event, but not one in each
+        b"event: x\nevent: y\ndata: 1\n\n",  # two names
+        b"event: x\ndata: 1\ndata: 2\n\n",  # two data lines
+        b"event: x\ndata: 1\n\ndata: 2\n\n",  # a lone data line after it
+        b"event: x\ndata:1\n\n",  # no space
+        b"event: x\n\n",  # no data: no event
+    ]
+    for raw in reads:
+        expected = [(e.event, e.data, e.id) for e in parse_all([raw[:1], raw[1:]])]
+        read = SSEParser().feed(raw)
+        assert [(e.event, e.data, e.id) for e in read] == expected, raw
+        assert read.framed in (raw, None) and read.raw is None
+    assert SSEParser().feed(reads[0]).framed == reads[0]
+    # An id from an earlier read goes with them.
+    parser = SSEParser()
+    parser.feed(b"id: 9\ndata: 0\n\n")
+    assert [(e.event, e.id) for e in parser.feed(reads[1])] == [("one", "9")]
+
+
 def test_event_names_read_the_same_before_and_after_the_parser_has_kept_them():
     names = [f"event_{n}" for n in range(300)] + ["caf\xe9"]  # more names than are kept
     stream = b"".join(b"event: " + name.encode() + b"\ndata: 1\n\n" for name in names) + b"event: \xff\ndata: 2\n\n"
