@@ -25,6 +25,9 @@ logger = logging.getLogger(__name__)
 
 SALT = "studio.budget-webhook"
 WEBHOOK_TIMEOUT = 5.0
+# Seconds before the second and the third try of a webhook the receiver did not take (no answer,
+# 408, 429 or a 5xx); a refusal (any other 4xx) is not tried again.
+RETRY_DELAYS = (1.0, 4.0)
 
 
 def signature(body: bytes, timestamp: int) -> str:
@@ -70,7 +73,13 @@ class AlertRecord(recording.Record):
         from studio.models import BudgetAlert
 
         try:
-            BudgetAlert.objects.filter(pk=alert_id).update(webhook_status=self.send(url, start))
+            status = self.send(url, start)
+            for delay in RETRY_DELAYS:
+                if not _worth_retrying(status):
+                    break
+                time.sleep(delay)
+                status = self.send(url, start)
+            BudgetAlert.objects.filter(pk=alert_id).update(webhook_status=status)
         except Exception:
             logger.exception("noting budget alert %s's webhook failed", alert_id)
         finally:
@@ -95,6 +104,11 @@ class AlertRecord(recording.Record):
         return f"{response.status_code}"
 
 
+def _worth_retrying(status: str) -> bool:
+    """Whether a webhook's outcome (``send``'s) may go otherwise on another try."""
+    return status.startswith(("error", "5")) or status in ("408", "429")
+
+
 # The webhooks under way, each in its thread (``wait_for_webhooks``).
 _sending: set[threading.Thread] = set()
 
@@ -105,7 +119,7 @@ def _start(deliver: Callable[[int, str, datetime], None], alert_id: int, url: st
     thread.start()
 
 
-def wait_for_webhooks(timeout: float = WEBHOOK_TIMEOUT + 1) -> None:
+def wait_for_webhooks(timeout: float = (len(RETRY_DELAYS) + 1) * WEBHOOK_TIMEOUT + sum(RETRY_DELAYS) + 1) -> None:
     """Wait for the webhooks under way to be sent and noted (tests, shutdown)."""
     for thread in list(_sending):
         thread.join(timeout)

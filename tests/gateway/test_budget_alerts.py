@@ -65,9 +65,10 @@ def test_webhook_is_signed_and_verifiable(alice, receiver):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_unreachable_webhook_is_noted_on_the_alert(alice, receiver):
+def test_an_unreachable_webhook_is_noted_on_the_alert(alice, receiver, monkeypatch):
     from studio.models import BudgetAlert
 
+    monkeypatch.setattr(budget_alerts, "RETRY_DELAYS", (0.01, 0.01))  # tried three times, then noted
     url = receiver.url
     receiver.close()
     entry = stored_budget(alice, url)
@@ -127,3 +128,22 @@ def test_the_webhook_goes_out_once_the_alert_is_committed(alice):
         hook.close()
     assert seen == [True, True]
     assert sorted(BudgetAlert.objects.values_list("level", "webhook_status")) == [("hard", "204"), ("soft", "204")]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("fail_first", "status", "tries"), [(1, "204", 2), (5, "503", 3)])
+def test_a_webhook_the_receiver_did_not_take_is_tried_again(alice, monkeypatch, fail_first, status, tries):
+    """A 503 is tried again after a pause, up to three tries; the alert notes the last outcome."""
+    from studio.models import BudgetAlert
+
+    monkeypatch.setattr(budget_alerts, "RETRY_DELAYS", (0.01, 0.01))
+    posts: list[int] = []
+    hook = Hook(fail_first=fail_first, on_post=lambda: posts.append(1))
+    try:
+        entry = stored_budget(alice, hook.url)
+        budget_alerts.AlertRecord(entry, "hard", START, Decimal(5)).persist()
+        budget_alerts.wait_for_webhooks()
+    finally:
+        hook.close()
+    assert len(posts) == tries
+    assert BudgetAlert.objects.get().webhook_status == status
