@@ -14,7 +14,7 @@ from django.http import HttpResponse, StreamingHttpResponse
 
 from studio.core import streams
 from studio.gateway import counters
-from studio.gateway.counters import Check
+from studio.gateway.counter_types import Check
 from studio.serving import ApiASGIHandler, Lifespan
 from tests.gateway.spend_support import TEST_REDIS, redis_available
 

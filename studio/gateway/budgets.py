@@ -17,7 +17,7 @@ from studio.core.entries import BudgetEntry, Snapshot
 from studio.core.errors import QuotaExceeded
 from studio.core.principal import Principal
 from studio.gateway.cost import display, from_nano
-from studio.gateway.counters import Check
+from studio.gateway.counter_types import Check
 
 DAY = 86400
 

@@ -175,9 +175,9 @@ async def test_soft_threshold_raises_one_alert_per_period(backend, at, monkeypat
 
 @pytest.mark.parametrize("broken", ["client", "take", "apply"])
 async def test_unreachable_counters_admit_the_call_without_limits(at, monkeypatch, caplog, broken):
-    from studio.gateway import counters
+    from studio.gateway import counters, memory_counters
 
-    class Unreachable(counters.MemoryCounters):
+    class Unreachable(memory_counters.MemoryCounters):
         def take(self, keys, limits, adds):
             if broken == "take":
                 raise ConnectionError("counters down")

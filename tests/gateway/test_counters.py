@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from studio.gateway import counters, redis_counters
-from studio.gateway.counters import Check
+from studio.gateway.counter_types import Check
 from tests.gateway.spend_support import TEST_REDIS, backend, redis_available  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from studio.gateway import leases, redis_counters
-from studio.gateway.counters import Check
+from studio.gateway.counter_types import Check
 from studio.gateway.redis_counters import RedisCounters
 from tests.gateway.spend_support import TEST_REDIS, redis_available
 
