@@ -207,7 +207,8 @@ class BudgetAdmin(admin.ModelAdmin):
 class BudgetAlertAdmin(admin.ModelAdmin):
     list_display = ["created", "budget", "level", "window_start", "spent_usd", "webhook_status"]
     list_filter = ["level"]
-    readonly_fields = ["budget", "level", "window_start", "spent_usd", "webhook_status", "created"]
+    fields = readonly_fields = ["budget", "level", "window_start", "spent_usd", "webhook_url", "webhook_attempts",
+                                "webhook_status", "webhook_due_at", "created"]
 
 
 @admin.register(RateLimit)

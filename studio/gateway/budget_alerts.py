@@ -4,16 +4,24 @@ and, when the budget names one, a signed webhook — both written off the respon
 The webhook body is JSON; ``x-studio-signature: t=<epoch>,v1=<hex>`` is an HMAC-SHA256 over
 ``"<epoch>.<body>"`` with a key derived from ``SECRET_KEY`` (Django's ``salted_hmac``), so a
 receiver sharing the secret can check it and reject replays by the timestamp.
+
+The alert row is the webhook's outbox: its URL and body are written with it, in one transaction.
+Once that is committed, a thread of the process claims the row (a conditional ``UPDATE``: one
+claimant among all processes), sends it and notes the answer; a webhook the receiver did not take
+(no answer, 408, 429 or a 5xx) is tried again after 1 s and 4 s, the claim renewed for each pause.
+A process that dies meanwhile leaves its claim to lapse, and the worker's
+``deliver_due_budget_webhooks`` job claims the row and goes on from the tries already made. So
+delivery is at least once: ``x-studio-delivery`` names the alert, for receivers that deduplicate.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import orjson
@@ -28,6 +36,11 @@ WEBHOOK_TIMEOUT = 5.0
 # Seconds before the second and the third try of a webhook the receiver did not take (no answer,
 # 408, 429 or a 5xx); a refusal (any other 4xx) is not tried again.
 RETRY_DELAYS = (1.0, 4.0)
+TRIES = len(RETRY_DELAYS) + 1
+# How long a claim lasts past a try's start (renewed for each pause): several times a try's
+# timeout (which bounds each of its steps), so a claim that lapses is one whose process is gone.
+CLAIM_SECONDS = 6 * WEBHOOK_TIMEOUT
+DUE_BATCH = 20  # the most webhooks a worker's round takes on
 
 
 def signature(body: bytes, timestamp: int) -> str:
@@ -46,6 +59,7 @@ class AlertRecord(recording.Record):
 
     def persist(self) -> None:
         from django.db import IntegrityError, transaction
+        from django.utils import timezone
 
         from studio.models import Budget, BudgetAlert
 
@@ -53,55 +67,42 @@ class AlertRecord(recording.Record):
         if budget is None:
             return
         start = datetime.fromtimestamp(self.window_start, UTC)
+        url = budget.webhook_url
         try:
             with transaction.atomic():
-                alert = BudgetAlert.objects.create(budget=budget, level=self.level, window_start=start,
-                                                   spent_usd=self.spent_usd)
+                alert = BudgetAlert.objects.create(
+                    budget=budget, level=self.level, window_start=start, spent_usd=self.spent_usd,
+                    webhook_url=url, webhook_body=self.body(start) if url else b"",
+                    webhook_due_at=timezone.now() if url else None)
         except IntegrityError:
             return  # another process raised it first
-        if budget.webhook_url:
+        if url:
             # Once the row is committed (the write's transaction, which other processes' writes
             # wait for on SQLite, must not wait for a webhook), in a thread of its own: the
             # recorder's thread goes on writing the calls' rows meanwhile.
-            url = budget.webhook_url
-            transaction.on_commit(lambda: _start(self.deliver, alert.pk, url, start))
+            transaction.on_commit(lambda: start_delivery(alert.pk))
 
-    def deliver(self, alert_id: int, url: str, start: datetime) -> None:
-        """Send the webhook and note its outcome on the alert (runs in a thread of its own)."""
-        from django.db import connection
-
-        from studio.models import BudgetAlert
-
-        try:
-            status = self.send(url, start)
-            for delay in RETRY_DELAYS:
-                if not _worth_retrying(status):
-                    break
-                time.sleep(delay)
-                status = self.send(url, start)
-            BudgetAlert.objects.filter(pk=alert_id).update(webhook_status=status)
-        except Exception:
-            logger.exception("noting budget alert %s's webhook failed", alert_id)
-        finally:
-            connection.close()  # this thread's own, which ends with it
-            _sending.discard(threading.current_thread())
-
-    def send(self, url: str, start: datetime) -> str:
-        import httpx
-
-        body = orjson.dumps({
+    def body(self, start: datetime) -> bytes:
+        return orjson.dumps({
             "type": f"budget.{self.level}", "budget": {"id": self.budget.id, "scope": self.budget.scope,
                                                        "label": self.budget.label, "period": self.budget.period},
             "limit_usd": str(Decimal(self.budget.limit_nano) / Decimal(10**9)),
             "spent_usd": str(self.spent_usd), "period_start": start.isoformat(),
         })
-        headers = {"content-type": "application/json", "x-studio-signature": signature(body, int(time.time()))}
-        try:
-            response = httpx.post(url, content=body, headers=headers, timeout=WEBHOOK_TIMEOUT)
-        except httpx.HTTPError as exc:
-            logger.warning("budget webhook to %s failed: %s", url, exc)
-            return f"error: {type(exc).__name__}"[:60]
-        return f"{response.status_code}"
+
+
+def send(url: str, body: bytes, alert_id: int) -> str:
+    """Post ``body``, signed now; the receiver's status code, or ``error: <kind>``."""
+    import httpx
+
+    headers = {"content-type": "application/json", "x-studio-signature": signature(body, int(time.time())),
+               "x-studio-delivery": f"budget-alert-{alert_id}"}
+    try:
+        response = httpx.post(url, content=body, headers=headers, timeout=WEBHOOK_TIMEOUT)
+    except httpx.HTTPError as exc:
+        logger.warning("budget webhook to %s failed: %s", url, exc)
+        return f"error: {type(exc).__name__}"[:60]
+    return f"{response.status_code}"
 
 
 def _worth_retrying(status: str) -> bool:
@@ -109,19 +110,95 @@ def _worth_retrying(status: str) -> bool:
     return status.startswith(("error", "5")) or status in ("408", "429")
 
 
-# The webhooks under way, each in its thread (``wait_for_webhooks``).
-_sending: set[threading.Thread] = set()
+def _free(now: datetime):
+    from django.db.models import Q
+
+    return Q(webhook_claimed_until__isnull=True) | Q(webhook_claimed_until__lte=now)
 
 
-def _start(deliver: Callable[[int, str, datetime], None], alert_id: int, url: str, start: datetime) -> None:
-    thread = threading.Thread(target=deliver, args=(alert_id, url, start), name="budget-webhook", daemon=True)
-    _sending.add(thread)
+def _claim(alert_id: int) -> str | None:
+    """Claim the alert's webhook if it is due and nobody holds it; the claim's token."""
+    from django.utils import timezone
+
+    from studio.models import BudgetAlert
+
+    now = timezone.now()
+    claim = secrets.token_hex(16)
+    won = BudgetAlert.objects.filter(_free(now), pk=alert_id, webhook_due_at__lte=now).update(
+        webhook_claim=claim, webhook_claimed_until=now + timedelta(seconds=CLAIM_SECONDS))
+    return claim if won else None
+
+
+def _send_claimed(alert_id: int, claim: str) -> None:
+    """Try the claimed webhook until the receiver takes it, refuses it or has had its tries."""
+    from django.utils import timezone
+
+    from studio.models import BudgetAlert
+
+    row = BudgetAlert.objects.only("webhook_url", "webhook_body", "webhook_attempts").get(pk=alert_id)
+    attempts = row.webhook_attempts
+    while True:
+        status = send(row.webhook_url, bytes(row.webhook_body), alert_id)
+        attempts += 1
+        mine = BudgetAlert.objects.filter(pk=alert_id, webhook_claim=claim)
+        if attempts >= TRIES or not _worth_retrying(status):
+            mine.update(webhook_status=status, webhook_attempts=attempts, webhook_due_at=None, webhook_claim="",
+                        webhook_claimed_until=None)
+            return
+        delay = RETRY_DELAYS[attempts - 1]
+        until = timezone.now() + timedelta(seconds=delay + CLAIM_SECONDS)
+        if not mine.update(webhook_status=status, webhook_attempts=attempts, webhook_claimed_until=until):
+            return  # the claim lapsed and another process has taken the webhook on
+        time.sleep(delay)
+
+
+def deliver(alert_id: int) -> None:
+    """Claim and send the alert's webhook, noting each answer (runs in a thread of its own)."""
+    from django.db import connection
+
+    try:
+        claim = _claim(alert_id)
+        if claim is not None:
+            _send_claimed(alert_id, claim)
+    except Exception:
+        logger.exception("sending budget alert %s's webhook failed", alert_id)
+    finally:
+        connection.close()  # this thread's own, which ends with it
+        with _lock:
+            _sending.pop(alert_id, None)
+
+
+# The webhooks under way in this process, each in its thread (``wait_for_webhooks``).
+_sending: dict[int, threading.Thread] = {}
+_lock = threading.Lock()
+
+
+def start_delivery(alert_id: int) -> None:
+    """Send the alert's webhook in a thread of its own, unless this process already is."""
+    with _lock:
+        if alert_id in _sending:
+            return
+        thread = _sending[alert_id] = threading.Thread(target=deliver, args=(alert_id,), name="budget-webhook",
+                                                       daemon=True)
     thread.start()
 
 
-def wait_for_webhooks(timeout: float = (len(RETRY_DELAYS) + 1) * WEBHOOK_TIMEOUT + sum(RETRY_DELAYS) + 1) -> None:
+def due_webhooks(limit: int = DUE_BATCH) -> list[int]:
+    """The alerts whose webhook is due and unclaimed: retries left by a process that died."""
+    from django.utils import timezone
+
+    from studio.models import BudgetAlert
+
+    now = timezone.now()
+    return list(BudgetAlert.objects.filter(_free(now), webhook_due_at__lte=now).order_by("webhook_due_at")
+                .values_list("pk", flat=True)[:limit])
+
+
+def wait_for_webhooks(timeout: float = TRIES * WEBHOOK_TIMEOUT + sum(RETRY_DELAYS) + 1) -> None:
     """Wait for the webhooks under way to be sent and noted (tests, shutdown)."""
-    for thread in list(_sending):
+    with _lock:
+        threads = list(_sending.values())
+    for thread in threads:
         thread.join(timeout)
 
 

@@ -123,12 +123,21 @@ class BudgetAlert(models.Model):
     level = models.CharField(max_length=4, choices=[("soft", "Soft threshold"), ("hard", "Limit reached")])
     window_start = models.DateTimeField()
     spent_usd = models.DecimalField(**MONEY)
-    webhook_status = models.CharField(max_length=60, blank=True)
+    webhook_status = models.CharField(max_length=60, blank=True, help_text="The receiver's last answer.")
+    # The webhook's outbox, written with the alert: what to send and where, and how far it got. A
+    # process that dies while sending leaves its claim to lapse, and a worker sends it again.
+    webhook_url = models.TextField(blank=True)
+    webhook_body = models.BinaryField(blank=True, default=b"")
+    webhook_attempts = models.PositiveSmallIntegerField(default=0)
+    webhook_due_at = models.DateTimeField(null=True, blank=True, help_text="Empty: nothing left to send.")
+    webhook_claim = models.CharField(max_length=32, blank=True)
+    webhook_claimed_until = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-created"]
         constraints = [models.UniqueConstraint(fields=["budget", "level", "window_start"], name="one_alert_per_window")]
+        indexes = [models.Index(fields=["webhook_due_at"], name="budget_alert_webhook_due")]
 
     def __str__(self) -> str:
         return f"{self.budget} {self.level} at ${self.spent_usd.normalize():f}"

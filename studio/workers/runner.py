@@ -32,6 +32,7 @@ DEFAULT_JOBS = [
     Job("studio.workers.maintenance.sweep_stale_generations", every=60.0),
     Job("studio.workers.video.poll_due_videos", every=1.0),
     Job("studio.workers.video.deliver_due_webhooks", every=1.0),
+    Job("studio.workers.budgets.deliver_due_budget_webhooks", every=2.0),
     Job("studio.workers.maintenance.prune_sandbox_results", every=3600.0),
     Job("studio.workers.maintenance.prune_expired_responses", every=3600.0),
     Job("studio.gateway.heartbeat.beat", every=heartbeat.EVERY),

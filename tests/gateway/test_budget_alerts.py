@@ -147,3 +147,103 @@ def test_a_webhook_the_receiver_did_not_take_is_tried_again(alice, monkeypatch, 
         hook.close()
     assert len(posts) == tries
     assert BudgetAlert.objects.get().webhook_status == status
+
+
+def database_url() -> str:
+    """The test database, for another process."""
+    from django.db import connection
+
+    found = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{found['NAME']}"
+    return f"postgres://{found['USER']}:{found['PASSWORD']}@{found['HOST'] or '127.0.0.1'}:{found['PORT'] or 5432}/" \
+           f"{found['NAME']}"
+
+
+DYING = r"""
+import sys
+import django
+django.setup()
+from decimal import Decimal
+from studio.core.entries import BudgetEntry
+from studio.gateway import budget_alerts
+budget_alerts.CLAIM_SECONDS = 0.5
+entry = BudgetEntry(id=int(sys.argv[1]), scope="key", target_id=int(sys.argv[2]), limit_nano=5 * 10**9,
+                    period="month", soft_percent=80, label="alice's key")
+budget_alerts.AlertRecord(entry, "hard", float(sys.argv[3]), Decimal(5)).persist()
+budget_alerts.wait_for_webhooks()  # the receiver holds the webhook until this process is killed
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_webhook_whose_process_died_while_sending_is_sent_by_a_worker(alice):
+    """The alert row is the webhook's outbox: a process killed mid-send (``kill -9``) leaves its
+    claim to lapse, and the worker's job sends the webhook again, under the same delivery id."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from studio.models import BudgetAlert
+    from studio.workers.budgets import deliver_due_budget_webhooks
+
+    first_post, release = threading.Event(), threading.Event()
+    posts: list[int] = []
+
+    def hold() -> None:
+        posts.append(1)
+        if len(posts) == 1:
+            first_post.set()
+            release.wait(30)
+
+    hook = Hook(on_post=hold)
+    root = Path(__file__).resolve().parents[2]
+    try:
+        entry = stored_budget(alice, hook.url)
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "studio.settings", "DATABASE_URL": database_url(),
+               "PYTHONPATH": str(root)}
+        child = subprocess.Popen([sys.executable, "-c", DYING, str(entry.id), str(alice.key.id), str(START)],
+                                 cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            assert first_post.wait(60), child.stderr.read().decode()[-2000:] if child.poll() is not None else ""
+        finally:
+            os.kill(child.pid, signal.SIGKILL)
+            child.wait(10)
+        alert = BudgetAlert.objects.get()
+        assert alert.webhook_due_at is not None and alert.webhook_claim and alert.webhook_attempts == 0
+        assert budget_alerts.due_webhooks() == []  # claimed: not the worker's until the claim lapses
+        time.sleep(max((alert.webhook_claimed_until - datetime.now(UTC)).total_seconds(), 0) + 0.05)
+        release.set()
+        asyncio.run(deliver_due_budget_webhooks())
+        budget_alerts.wait_for_webhooks()
+    finally:
+        release.set()
+        hook.close()
+    assert len(posts) == 2
+    (headers, _), (again, _) = hook.received
+    assert headers["x-studio-delivery"] == again["x-studio-delivery"] == f"budget-alert-{alert.id}"
+    alert.refresh_from_db()
+    assert (alert.webhook_status, alert.webhook_attempts, alert.webhook_due_at, alert.webhook_claim) == \
+        ("204", 1, None, "")
+    assert budget_alerts.due_webhooks() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_webhook_is_claimed_by_one_process_at_a_time(alice, monkeypatch):
+    from studio.models import BudgetAlert
+
+    sent: list[int] = []
+    monkeypatch.setattr(budget_alerts, "send", lambda url, body, alert_id: sent.append(alert_id) or "204")
+    monkeypatch.setattr(budget_alerts, "start_delivery", lambda alert_id: None)  # no thread: claimed below
+    entry = stored_budget(alice, "http://127.0.0.1:9/hook")
+    budget_alerts.AlertRecord(entry, "soft", START, Decimal(4)).persist()
+    alert = BudgetAlert.objects.get()
+    assert budget_alerts.due_webhooks() == [alert.id]
+    claim = budget_alerts._claim(alert.id)
+    assert claim and budget_alerts._claim(alert.id) is None  # a second process finds it taken
+    assert budget_alerts.due_webhooks() == []
+    budget_alerts._send_claimed(alert.id, claim)
+    assert sent == [alert.id] and budget_alerts._claim(alert.id) is None  # sent: nothing is due any more
+    assert BudgetAlert.objects.get().webhook_status == "204"
