@@ -36,7 +36,6 @@ WEBHOOK_TIMEOUT = 5.0
 # Seconds before the second and the third try of a webhook the receiver did not take (no answer,
 # 408, 429 or a 5xx); a refusal (any other 4xx) is not tried again.
 RETRY_DELAYS = (1.0, 4.0)
-TRIES = len(RETRY_DELAYS) + 1
 # How long a claim lasts past a try's start (renewed for each pause): several times a try's
 # timeout (which bounds each of its steps), so a claim that lapses is one whose process is gone.
 CLAIM_SECONDS = 6 * WEBHOOK_TIMEOUT
@@ -135,13 +134,15 @@ def _send_claimed(alert_id: int, claim: str) -> None:
 
     from studio.models import BudgetAlert
 
-    row = BudgetAlert.objects.only("webhook_url", "webhook_body", "webhook_attempts").get(pk=alert_id)
+    row = BudgetAlert.objects.only("webhook_url", "webhook_body", "webhook_attempts").filter(pk=alert_id).first()
+    if row is None:  # its budget was deleted meanwhile, and the alert with it
+        return
     attempts = row.webhook_attempts
     while True:
         status = send(row.webhook_url, bytes(row.webhook_body), alert_id)
         attempts += 1
         mine = BudgetAlert.objects.filter(pk=alert_id, webhook_claim=claim)
-        if attempts >= TRIES or not _worth_retrying(status):
+        if attempts > len(RETRY_DELAYS) or not _worth_retrying(status):
             mine.update(webhook_status=status, webhook_attempts=attempts, webhook_due_at=None, webhook_claim="",
                         webhook_claimed_until=None)
             return
@@ -194,7 +195,7 @@ def due_webhooks(limit: int = DUE_BATCH) -> list[int]:
                 .values_list("pk", flat=True)[:limit])
 
 
-def wait_for_webhooks(timeout: float = TRIES * WEBHOOK_TIMEOUT + sum(RETRY_DELAYS) + 1) -> None:
+def wait_for_webhooks(timeout: float = (len(RETRY_DELAYS) + 1) * WEBHOOK_TIMEOUT + sum(RETRY_DELAYS) + 1) -> None:
     """Wait for the webhooks under way to be sent and noted (tests, shutdown)."""
     with _lock:
         threads = list(_sending.values())

@@ -247,3 +247,20 @@ def test_a_webhook_is_claimed_by_one_process_at_a_time(alice, monkeypatch):
     budget_alerts._send_claimed(alert.id, claim)
     assert sent == [alert.id] and budget_alerts._claim(alert.id) is None  # sent: nothing is due any more
     assert BudgetAlert.objects.get().webhook_status == "204"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_webhook_whose_budget_is_deleted_before_it_goes_is_dropped_quietly(alice, monkeypatch, caplog):
+    from studio.models import Budget, BudgetAlert
+
+    sent: list[int] = []
+    monkeypatch.setattr(budget_alerts, "send", lambda url, body, alert_id: sent.append(alert_id) or "204")
+    monkeypatch.setattr(budget_alerts, "start_delivery", lambda alert_id: None)
+    entry = stored_budget(alice, "http://127.0.0.1:9/hook")
+    budget_alerts.AlertRecord(entry, "hard", START, Decimal(5)).persist()
+    alert_id = BudgetAlert.objects.get().id
+    claim = budget_alerts._claim(alert_id)
+    Budget.objects.all().delete()  # the alert goes with it
+    budget_alerts._send_claimed(alert_id, claim)
+    budget_alerts.deliver(alert_id)
+    assert sent == [] and "failed" not in caplog.text
