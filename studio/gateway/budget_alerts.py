@@ -23,11 +23,15 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 import orjson
 
 from studio.core.entries import BudgetEntry
 from studio.gateway import recording
+
+if TYPE_CHECKING:
+    from django.db.models import Q
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +113,8 @@ def _worth_retrying(status: str) -> bool:
     return status.startswith(("error", "5")) or status in ("408", "429")
 
 
-def _free(now: datetime):
+def _free(now: datetime) -> Q:
+    """Unclaimed, or claimed by a process whose claim has lapsed by ``now``."""
     from django.db.models import Q
 
     return Q(webhook_claimed_until__isnull=True) | Q(webhook_claimed_until__lte=now)
