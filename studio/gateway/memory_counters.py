@@ -81,8 +81,9 @@ class MemoryCounters:
                 self._change(book.ended(), now)
             keys = [c.key for c in checks]
             folded = book.fold(keys)
-            # Each counter as stored (what this process holds of it included), and what a check
-            # of it sees: its value without the units held, plus the previous minute's share.
+            # Each counter without the units this process held of it (they go into this check, as
+            # the Redis script takes them), and what a check of it sees: that plus the previous
+            # minute's share.
             stored, seen, previous, refused = [], [], [], -1
             for i, (c, lease) in enumerate(zip(checks, folded, strict=True)):
                 value = self._get(c.key, now)
