@@ -12,6 +12,8 @@ claimant among all processes), sends it and notes the answer; a webhook the rece
 A process that dies meanwhile leaves its claim to lapse, and the worker's
 ``deliver_due_budget_webhooks`` job claims the row and goes on from the tries already made. So
 delivery is at least once: ``x-studio-delivery`` names the alert, for receivers that deduplicate.
+The URL gets the rules of a client's callback URL (``safe_fetch.post_public``); a refused one is
+noted on the alert and not tried again.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ RETRY_DELAYS = (1.0, 4.0)
 # timeout (which bounds each of its steps), so a claim that lapses is one whose process is gone.
 CLAIM_SECONDS = 6 * WEBHOOK_TIMEOUT
 DUE_BATCH = 20  # the most webhooks a worker's round takes on
+STATUS_LENGTH = 200  # of the alert's ``webhook_status``
 
 
 def signature(body: bytes, timestamp: int) -> str:
@@ -95,17 +98,28 @@ class AlertRecord(recording.Record):
 
 
 def send(url: str, body: bytes, alert_id: int) -> str:
-    """Post ``body``, signed now; the receiver's status code, or ``error: <kind>``."""
+    """Post ``body``, signed now, under the rules of any URL the gateway posts to (``post_public``:
+    http(s) only, every resolved address public unless ``STUDIO_FETCH_ALLOW_PRIVATE``, no
+    redirects followed): the receiver's status code, ``refused: <why>`` for a URL those rules
+    refuse, or ``error: <kind>``. Runs in a thread without an event loop of its own."""
+    import asyncio
+
     import httpx
 
+    from studio.core.errors import BadRequest
+    from studio.gateway.media.safe_fetch import post_public
+
     headers = {"content-type": "application/json", "x-studio-signature": signature(body, int(time.time())),
-               "x-studio-delivery": f"budget-alert-{alert_id}"}
+               "x-studio-delivery": f"budget-alert-{alert_id}", "user-agent": "studio-gateway-webhooks/1"}
     try:
-        response = httpx.post(url, content=body, headers=headers, timeout=WEBHOOK_TIMEOUT)
-    except httpx.HTTPError as exc:
+        status = asyncio.run(post_public(url, body, headers, field="webhook_url", timeout=WEBHOOK_TIMEOUT))
+    except BadRequest as exc:
+        logger.warning("budget webhook to %s refused: %s", url, exc.message)
+        return f"refused: {exc.message.removeprefix('webhook_url: ')}"[:STATUS_LENGTH]
+    except (httpx.HTTPError, TimeoutError) as exc:
         logger.warning("budget webhook to %s failed: %s", url, exc)
-        return f"error: {type(exc).__name__}"[:60]
-    return f"{response.status_code}"
+        return f"error: {type(exc).__name__}"[:STATUS_LENGTH]
+    return f"{status}"
 
 
 def _worth_retrying(status: str) -> bool:

@@ -123,7 +123,8 @@ class BudgetAlert(models.Model):
     level = models.CharField(max_length=4, choices=[("soft", "Soft threshold"), ("hard", "Limit reached")])
     window_start = models.DateTimeField()
     spent_usd = models.DecimalField(**MONEY)
-    webhook_status = models.CharField(max_length=60, blank=True, help_text="The receiver's last answer.")
+    webhook_status = models.CharField(max_length=200, blank=True,
+                                      help_text="The receiver's last answer, or why it was not sent.")
     # The webhook's outbox, written with the alert: what to send and where, and how far it got. A
     # process that dies while sending leaves its claim to lapse, and a worker sends it again.
     webhook_url = models.TextField(blank=True)

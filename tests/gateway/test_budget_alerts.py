@@ -21,6 +21,13 @@ pytestmark = pytest.mark.django_db
 START = datetime(2026, 3, 1, tzinfo=UTC).timestamp()
 
 
+@pytest.fixture(autouse=True)
+def loopback_receivers(settings):
+    """The receivers here listen on loopback, which only ``STUDIO_FETCH_ALLOW_PRIVATE`` lets a
+    webhook reach."""
+    settings.STUDIO_FETCH_ALLOW_PRIVATE = True
+
+
 @pytest.fixture
 def receiver():
     hook = Hook()
@@ -203,7 +210,7 @@ def test_a_webhook_whose_process_died_while_sending_is_sent_by_a_worker(alice):
     try:
         entry = stored_budget(alice, hook.url)
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": "studio.settings", "DATABASE_URL": database_url(),
-               "PYTHONPATH": str(root)}
+               "PYTHONPATH": str(root), "STUDIO_FETCH_ALLOW_PRIVATE": "1"}
         child = subprocess.Popen([sys.executable, "-c", DYING, str(entry.id), str(alice.key.id), str(START)],
                                  cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
@@ -264,3 +271,32 @@ def test_a_webhook_whose_budget_is_deleted_before_it_goes_is_dropped_quietly(ali
     budget_alerts._send_claimed(alert_id, claim)
     budget_alerts.deliver(alert_id)
     assert sent == [] and "failed" not in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_webhook_to_a_private_address_is_refused_and_not_tried_again(alice, receiver, settings):
+    """A budget's webhook URL gets the rules of any URL the gateway posts to: a private address
+    is refused unless ``STUDIO_FETCH_ALLOW_PRIVATE`` is set, and the refusal is noted, not retried."""
+    from studio.models import BudgetAlert
+
+    settings.STUDIO_FETCH_ALLOW_PRIVATE = False
+    entry = stored_budget(alice, receiver.url)
+    budget_alerts.AlertRecord(entry, "hard", START, Decimal(5)).persist()
+    budget_alerts.wait_for_webhooks()
+    assert receiver.received == []
+    alert = BudgetAlert.objects.get()
+    assert alert.webhook_status.startswith("refused: ")
+    assert "private or reserved network address" in alert.webhook_status
+    assert (alert.webhook_attempts, alert.webhook_due_at) == (1, None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cloud_metadata_address_is_refused_even_where_private_ones_are_allowed(alice):
+    from studio.models import BudgetAlert
+
+    entry = stored_budget(alice, "http://169.254.169.254/latest/meta-data/")
+    budget_alerts.AlertRecord(entry, "hard", START, Decimal(5)).persist()
+    budget_alerts.wait_for_webhooks()
+    alert = BudgetAlert.objects.get()
+    assert alert.webhook_status.startswith("refused: ")
+    assert alert.webhook_attempts == 1

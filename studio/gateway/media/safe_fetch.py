@@ -314,3 +314,17 @@ async def fetch_public(
         raise BadRequest(
             f"{field}: could not fetch the URL ({type(exc).__name__})", param=field, code="fetch_failed"
         ) from None
+
+
+async def post_public(url: str, body: bytes, headers: dict[str, str], *, field: str, timeout: float) -> int:
+    """POST ``body`` to a URL under the same rules as a fetch (http(s) only, every resolved address
+    public, the connection pinned to the checked address, no redirects followed): the receiver's
+    status code. ``timeout`` bounds the whole post. Raises ``UnsafeURL`` for a refused URL, and
+    httpx's errors or ``TimeoutError`` for a receiver that does not answer."""
+    backend = _PinnedBackend(field)
+    async with asyncio.timeout(timeout), httpx.AsyncClient(
+        transport=_PinnedTransport(backend), timeout=timeout, follow_redirects=False, trust_env=False,
+    ) as client:
+        target = await _prepare_hop(url, field=field, allow_private=private_addresses_allowed(None), backend=backend)
+        response = await client.post(target, content=body, headers=headers)
+        return response.status_code

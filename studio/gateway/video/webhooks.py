@@ -33,7 +33,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from studio.core.errors import BadRequest
-from studio.gateway.media.safe_fetch import _allow_private, _PinnedBackend, _PinnedTransport, _prepare_hop
+from studio.gateway.media.safe_fetch import post_public
 from studio.gateway.video import settings as video_settings
 from studio.gateway.video.leases import WORKER_ID
 from studio.gateway.video.signing import webhook_secret, webhook_signature
@@ -192,20 +192,9 @@ async def _post(url: str, body: bytes, secret: str, *, task_id: str, status: str
         "User-Agent": "studio-gateway-webhooks/1",
     }
     try:
-        return await post_public(url, body, headers)
+        return await post_public(url, body, headers, field="callback_url", timeout=TIMEOUT)
     except BadRequest as exc:
         raise Refused(exc.message) from None
-
-
-async def post_public(url: str, body: bytes, headers: dict[str, str]) -> int:
-    field = "callback_url"
-    backend = _PinnedBackend(field)
-    async with asyncio.timeout(TIMEOUT), httpx.AsyncClient(
-        transport=_PinnedTransport(backend), timeout=TIMEOUT, follow_redirects=False, trust_env=False,
-    ) as client:
-        target = await _prepare_hop(url, field=field, allow_private=_allow_private(None), backend=backend)
-        response = await client.post(target, content=body, headers=headers)
-        return response.status_code
 
 
 def _waiting() -> bool:
