@@ -165,6 +165,9 @@ def parser() -> argparse.ArgumentParser:
                          help=f"comma-separated, from {','.join(SCENARIOS)} ({','.join(TEXT_SCENARIOS)})")
     counted.add_argument("--production", action="store_true",
                          help="count the production preset's gateway too and report what its features add")
+    counted.add_argument("--features", action="store_true",
+                         help="with --production's count, count the production gateway without each of its "
+                              "features (limits and budgets, metrics, request log) and report what each adds")
     add_gateway_options(counted)
     counted.add_argument("--out", type=Path, default=BENCH_DIR / "results", help="where the JSON goes")
     return main
@@ -224,7 +227,8 @@ def main(argv: list[str] | None = None) -> None:
         from bench import instructions
 
         counted = instructions.Options(requests=args.requests, warmup=args.warmup, scenarios=args.scenarios,
-                                       production=args.production, **gateway_fields(args))
+                                       production=args.production, features=args.features,
+                                       **gateway_fields(args))
         doc = interruptible("instructions", instructions.run, counted)
         print(instructions.table(doc))
         print(f"\nwritten: {report.write_json(doc, counted.out_dir, 'instructions')}")

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from bench.machine import machine
 from bench.processes import Server
 from bench.runner import log
 from bench.scenarios import SCENARIOS, TEXT_SCENARIOS, Request
-from bench.targets import GatewayOptions, start_gateway, start_gateway_production, start_raw
+from bench.targets import Context, GatewayOptions, Running, start_gateway, start_gateway_production, start_raw
 
 TARGET_RATIO = 2.5  # the gateway's instructions per request at most this many times the raw relay's
 TARGET_EXTRA = 0.05  # the production preset's at most this much over the bare one's
@@ -39,6 +40,7 @@ class Options(GatewayOptions):
     warmup: int = 40
     scenarios: list[str] = field(default_factory=lambda: list(TEXT_SCENARIOS))
     production: bool = False  # count the "production" preset's gateway too
+    features: bool = False  # and the production gateway without each of its features (``FEATURES``)
 
 
 # Under callgrind a minute of the clock holds about a fiftieth of the requests it holds at full
@@ -54,6 +56,25 @@ CLOCK = {"STUDIO_SNAPSHOT_MAX_AGE": "3600",
          "STUDIO_COUNTER_LEASE_SECONDS": str(1.0 * STRETCH),
          "STUDIO_REQUEST_LOG_BATCH_SECONDS": str(0.05 * STRETCH),
          "STUDIO_METRICS_INTERVAL": str(1.0 * STRETCH)}
+
+
+# The production preset's features, each with the variable that turns it off and its label: with
+# ``--features`` the production gateway is counted again without each one, and what a feature
+# adds is the production count less that one's.
+FEATURES = {"limits": ("BENCH_SPEND_LIMITS", "limits and budgets"),
+            "metrics": ("STUDIO_METRICS", "metrics"),
+            "log": ("STUDIO_REQUEST_LOG", "request log")}
+
+
+def without(feature: str) -> Callable[[Context, Server], Running]:
+    """What starts the production gateway with ``feature`` off (server ``prod_without_<feature>``)."""
+    variable = FEATURES[feature][0]
+
+    def start(ctx: Context, upstream: Server) -> Running:
+        return start_gateway(replace(ctx, gateway_env={**ctx.gateway_env, variable: "0"}), upstream,
+                             preset="production", name=f"prod_without_{feature}")
+
+    return start
 
 
 def counted_env(options: Options) -> dict[str, str]:
@@ -131,8 +152,10 @@ def run(options: Options) -> dict:
                       server_prefix=callgrind_prefix(valgrind_path, dumps), ready_timeout=600.0)
         counted: dict[str, dict[str, dict]] = {}
         servers = [("gateway", start_gateway), ("raw", start_raw)]
-        if options.production:
+        if options.production or options.features:
             servers.insert(1, ("gateway_prod", start_gateway_production))
+        if options.features:
+            servers[2:2] = [(f"prod_without_{feature}", without(feature)) for feature in FEATURES]
         for name, start in servers:
             log(f"starting {name} under callgrind")
             target = start(ctx, upstream)
@@ -150,7 +173,7 @@ def run(options: Options) -> dict:
             "options": {"requests": options.requests, "warmup": options.warmup,
                         "concurrency": options.concurrency, "scenarios": options.scenarios,
                         "preset": options.preset, "gateway_env": options.gateway_env,
-                        "production": options.production},
+                        "production": options.production or options.features, "features": options.features},
             "target_ratio": TARGET_RATIO, "target_extra": TARGET_EXTRA, "rows": rows}
 
 
@@ -163,6 +186,12 @@ def row(scenario: str, counted: dict[str, dict]) -> dict:
     if "gateway_prod" in counted:
         extra = counted["gateway_prod"]["instructions_per_request"] / gateway - 1
         out.update(production_extra=extra, production_verdict="met" if extra <= TARGET_EXTRA else "missed")
+        production = counted["gateway_prod"]["instructions_per_request"]
+        costs = {feature: production - counted[f"prod_without_{feature}"]["instructions_per_request"]
+                 for feature in FEATURES if f"prod_without_{feature}" in counted}
+        if costs:  # each feature's instructions per request, and its share of the bare gateway's
+            out["features"] = {feature: {"instructions_per_request": cost, "share": cost / gateway}
+                               for feature, cost in costs.items()}
     return out
 
 
@@ -181,5 +210,18 @@ def table(doc: dict) -> str:
             line += [fmt(r["gateway_prod"]["instructions_per_request"] / 1e6, 3),
                      f"{r['production_extra'] * 100:+.1f}%", r["production_verdict"]]
         body.append(line)
-    return grid(head, body)
+    out = grid(head, body)
+    featured = [r for r in doc["rows"] if "features" in r]
+    if featured:
+        head = ["scenario", *(f"{FEATURES[f][1]} (share)" for f in FEATURES), "sum", "production extra"]
+        body = []
+        for r in featured:
+            found = r["features"]
+            cells = [f"{found[f]['instructions_per_request'] / 1e3:+,.0f} k ({found[f]['share'] * 100:+.1f}%)"
+                     if f in found else "—" for f in FEATURES]
+            body.append([SCENARIOS[r["scenario"]].label, *cells,
+                         f"{sum(v['share'] for v in found.values()) * 100:+.1f}%", f"{r['production_extra'] * 100:+.1f}%"])
+        out += "\n\nWhat each production feature adds (production less production without it, instructions per request):\n"
+        out += grid(head, body)
+    return out
 

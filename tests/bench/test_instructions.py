@@ -142,3 +142,39 @@ def test_the_work_of_the_clock_is_stretched_in_the_count_unless_the_run_sets_it(
     assert float(found["STUDIO_REQUEST_LOG_BATCH_SECONDS"]) == 3
     chosen = instructions.Options(gateway_env={"STUDIO_SNAPSHOT_MAX_AGE": "60", "STUDIO_CACHE_TTL": "1"})
     assert instructions.counted_env(chosen) == {**found, "STUDIO_SNAPSHOT_MAX_AGE": "60", "STUDIO_CACHE_TTL": "1"}
+
+
+def test_each_production_feature_is_read_as_production_less_production_without_it() -> None:
+    counted = {"gateway": {"instructions_per_request": 1.0e6}, "raw": {"instructions_per_request": 0.5e6},
+               "gateway_prod": {"instructions_per_request": 1.2e6},
+               "prod_without_limits": {"instructions_per_request": 1.08e6},
+               "prod_without_metrics": {"instructions_per_request": 1.18e6},
+               "prod_without_log": {"instructions_per_request": 1.16e6}}
+    row = instructions.row("chat", counted)
+    found = row["features"]
+    assert list(found) == ["limits", "metrics", "log"]
+    assert found["limits"]["instructions_per_request"] == pytest.approx(120_000)
+    assert found["limits"]["share"] == pytest.approx(0.12)
+    assert found["metrics"]["share"] == pytest.approx(0.02) and found["log"]["share"] == pytest.approx(0.04)
+    lines = instructions.table({"rows": [row]}).splitlines()
+    at = lines.index(next(line for line in lines if line.startswith("What each production feature adds")))
+    assert "limits and budgets" in lines[at + 1] and "request log" in lines[at + 1]
+    assert lines[at + 3].split()[2:] == ["+120", "k", "(+12.0%)", "+20", "k", "(+2.0%)", "+40", "k", "(+4.0%)",
+                                          "+18.0%", "+20.0%"]
+    assert "features" not in instructions.row("chat", {k: counted[k] for k in ("gateway", "raw", "gateway_prod")})
+    args = parser().parse_args(["instructions", "--features"])
+    assert args.features is True and args.production is False
+
+
+def test_with_features_the_production_gateway_is_counted_without_each_one(monkeypatch) -> None:
+    """Each variant is the production preset with one feature's variable set to 0, in a home of its own."""
+    started: list[tuple[dict[str, str], str | None, str]] = []
+    monkeypatch.setattr(instructions, "start_gateway",
+                        lambda ctx, upstream, preset=None, name="gateway": started.append((ctx.gateway_env, preset,
+                                                                                           name)))
+    ctx = instructions.Options(gateway_env={"X": "1"}).context(Path("/tmp"), "http://127.0.0.1:1")
+    for feature in instructions.FEATURES:
+        instructions.without(feature)(ctx, None)
+    assert started == [({"X": "1", "BENCH_SPEND_LIMITS": "0"}, "production", "prod_without_limits"),
+                       ({"X": "1", "STUDIO_METRICS": "0"}, "production", "prod_without_metrics"),
+                       ({"X": "1", "STUDIO_REQUEST_LOG": "0"}, "production", "prod_without_log")]
