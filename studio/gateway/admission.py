@@ -142,7 +142,10 @@ def settle_later(holds: Sequence[budgets.Hold], keys: tuple[str, ...], delta_nan
         return
     values = store.add_held(keys, [delta_nano] * n + [delta_tokens] * (len(keys) - n))
     if values is not None:
-        _settled(holds, values, background=True)
+        for hold, value in zip(holds, values, strict=False):
+            if value * 100 >= hold.soft:  # a soft threshold crossed (rare): its alert
+                _settled(holds, values, background=True)
+                return
         return
     changes = _changes(holds, delta_nano, [(key, delta_tokens) for key in keys[n:]])
     store.add_later(changes, lambda values: _settled(holds, values, background=True))
@@ -204,7 +207,7 @@ async def admit(principal: Principal, model: ModelEntry, estimate: Usage, *, tok
     outcome: Outcome | None = None
     try:
         store = counters.get()
-        served = store.take(shape.keys, shape.limits, shape.adds(tokens=tokens, images=images, reserve_nano=reserve))
+        served = store.take(shape.keys, shape.limits, shape.pick((1, tokens, images, reserve)))
         if served is None:
             checks = found.checks(shape, tokens=tokens, images=images, reserve_nano=reserve, now=now)
             outcome = await store.apply(checks)
