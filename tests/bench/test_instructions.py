@@ -140,6 +140,8 @@ def test_the_work_of_the_clock_is_stretched_in_the_count_unless_the_run_sets_it(
     assert found["STUDIO_SNAPSHOT_MAX_AGE"] == "3600"
     assert float(found["STUDIO_COUNTER_LEASE_SECONDS"]) == float(found["STUDIO_METRICS_INTERVAL"]) == 60
     assert float(found["STUDIO_REQUEST_LOG_BATCH_SECONDS"]) == 3
+    # The recorder's wait for company and the snapshot's revision check, 60 times theirs too.
+    assert (float(found["STUDIO_RECORDER_LINGER_MS"]), float(found["STUDIO_CACHE_TTL"])) == (6000, 300)
     chosen = instructions.Options(gateway_env={"STUDIO_SNAPSHOT_MAX_AGE": "60", "STUDIO_CACHE_TTL": "1"})
     assert instructions.counted_env(chosen) == {**found, "STUDIO_SNAPSHOT_MAX_AGE": "60", "STUDIO_CACHE_TTL": "1"}
 
