@@ -262,6 +262,17 @@ async def _fetch(
     )
 
 
+def _pinned_client(backend: _PinnedBackend, timeout: float) -> httpx.AsyncClient:
+    """A client that connects only through ``backend``'s checked addresses and follows no redirect
+    itself (a fetch checks each hop first; a post follows none)."""
+    return httpx.AsyncClient(
+        transport=_PinnedTransport(backend),
+        timeout=httpx.Timeout(timeout),
+        follow_redirects=False,
+        trust_env=False,  # no environment proxies and no .netrc credentials
+    )
+
+
 async def fetch_public(
     url: str,
     *,
@@ -287,15 +298,7 @@ async def fetch_public(
     backend = _PinnedBackend(field)
     headers = {"Accept": accept or "*/*", "Accept-Encoding": "identity", "User-Agent": _USER_AGENT}
     try:
-        async with (
-            asyncio.timeout(timeout),
-            httpx.AsyncClient(
-                transport=_PinnedTransport(backend),
-                timeout=httpx.Timeout(timeout),
-                follow_redirects=False,
-                trust_env=False,  # no environment proxies and no .netrc credentials
-            ) as client,
-        ):
+        async with asyncio.timeout(timeout), _pinned_client(backend, timeout) as client:
             return await _fetch(
                 client,
                 url,
@@ -322,9 +325,7 @@ async def post_public(url: str, body: bytes, headers: dict[str, str], *, field: 
     status code. ``timeout`` bounds the whole post. Raises ``UnsafeURL`` for a refused URL, and
     httpx's errors or ``TimeoutError`` for a receiver that does not answer."""
     backend = _PinnedBackend(field)
-    async with asyncio.timeout(timeout), httpx.AsyncClient(
-        transport=_PinnedTransport(backend), timeout=timeout, follow_redirects=False, trust_env=False,
-    ) as client:
+    async with asyncio.timeout(timeout), _pinned_client(backend, timeout) as client:
         target = await _prepare_hop(url, field=field, allow_private=private_addresses_allowed(None), backend=backend)
         response = await client.post(target, content=body, headers=headers)
         return response.status_code
