@@ -142,10 +142,7 @@ def settle_later(holds: Sequence[budgets.Hold], keys: tuple[str, ...], delta_nan
         return
     values = store.add_held(keys, [delta_nano] * n + [delta_tokens] * (len(keys) - n))
     if values is not None:
-        for hold, value in zip(holds, values, strict=False):
-            if value * 100 >= hold.soft:  # a soft threshold crossed (rare): its alert
-                _settled(holds, values, background=True)
-                return
+        _settled(holds, values, background=True)
         return
     changes = _changes(holds, delta_nano, [(key, delta_tokens) for key in keys[n:]])
     store.add_later(changes, lambda values: _settled(holds, values, background=True))
@@ -168,11 +165,9 @@ def _settled(holds: Sequence[budgets.Hold], values: tuple[int, ...] | None, *, b
     if values is None:
         logger.warning("settling spend counters failed")
         return []
-    alerts = []
-    for hold, value in zip(holds, values, strict=False):
-        if value * 100 >= hold.soft:
-            alerts.append(_alert(hold.budget, "soft", hold, value))
-    if background:
+    alerts = [_alert(hold.budget, "soft", hold, value) for hold, value in zip(holds, values, strict=False)
+              if value * 100 >= hold.soft]
+    if background and alerts:
         for alert in alerts:
             _background(alert)
         return []
