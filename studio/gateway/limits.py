@@ -151,11 +151,8 @@ def admitted_headers(kinds: tuple[HeaderKind, ...], values: Sequence[int], previ
                      now: float) -> dict[str, tuple[str, str]]:
     """``headers(windows(...))`` of an admitted call in one pass: for each kind, the limit with the
     least remaining, and when that one is back to its initial state (worked out only for it).
-    Each header as Django's header store holds it: its lower-case name → ``(name, value)``.
-    ``reset_in`` and ``duration`` are written out here for the usual case (a reset under ten
-    minutes): as calls they were a fifth of the headers' cost."""
-    into = now % MINUTE
-    weight = 1 - into / MINUTE
+    Each header as Django's header store holds it: its lower-case name → ``(name, value)``."""
+    weight = 1 - (now % MINUTE) / MINUTE
     floor = math.floor
     out = {}
     for (limit_name, remaining_name, reset_name), candidates in kinds:
@@ -169,16 +166,7 @@ def admitted_headers(kinds: tuple[HeaderKind, ...], values: Sequence[int], previ
                 least, at, limit_header = remaining, i, header
         out[limit_name] = limit_header
         out[remaining_name] = (remaining_name, str(least))
-        value = values[at]
-        if value > 0:  # ``reset_in``
-            seconds = MINUTE - into + MINUTE * (1 - 1 / value)
-        else:
-            seconds = reset_in(value, previous[at], now)
-        whole, ms = divmod(round(seconds * 1000), 1000)  # ``duration``
-        if seconds >= 1 and whole < 10 * MINUTE:
-            out[reset_name] = (reset_name, f"{_WHOLE[whole]}{_FRACTIONS[ms]}s")
-        else:
-            out[reset_name] = (reset_name, duration(seconds))
+        out[reset_name] = (reset_name, duration(reset_in(values[at], previous[at], now)))
     return out
 
 
