@@ -165,9 +165,11 @@ def _settled(holds: Sequence[budgets.Hold], values: tuple[int, ...] | None, *, b
     if values is None:
         logger.warning("settling spend counters failed")
         return []
-    alerts = [_alert(hold.budget, "soft", hold, value) for hold, value in zip(holds, values, strict=False)
-              if value * 100 >= hold.soft]
-    if background and alerts:
+    alerts = []
+    for hold, value in zip(holds, values, strict=False):
+        if value * 100 >= hold.soft:
+            alerts.append(_alert(hold.budget, "soft", hold, value))
+    if background:
         for alert in alerts:
             _background(alert)
         return []
@@ -202,7 +204,7 @@ async def admit(principal: Principal, model: ModelEntry, estimate: Usage, *, tok
     outcome: Outcome | None = None
     try:
         store = counters.get()
-        served = store.take(shape.keys, shape.limits, shape.pick((1, tokens, images, reserve)))
+        served = store.take(shape.keys, shape.limits, shape.adds(tokens=tokens, images=images, reserve_nano=reserve))
         if served is None:
             checks = found.checks(shape, tokens=tokens, images=images, reserve_nano=reserve, now=now)
             outcome = await store.apply(checks)

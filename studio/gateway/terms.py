@@ -15,8 +15,6 @@ it afresh.
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from studio.core.entries import Snapshot
@@ -40,7 +38,7 @@ class Shape:
     """The limits a call is checked against, with or without the images-per-minute ones (a call
     that makes no image is not checked against them): the checks come in this order, then the
     budgets'. ``keys``, ``limits`` and ``kinds`` are every check's counter, limit and what it adds,
-    for a call served from this process's leases (``pick``), which needs no ``Check``."""
+    for a call served from this process's leases (``adds``), which needs no ``Check``."""
 
     rows: tuple[tuple[limits.Rule, str, str], ...]  # (rule, this minute's counter, the previous one's)
     rules: list[limits.Rule]
@@ -48,8 +46,11 @@ class Shape:
     keys: tuple[str, ...]
     limits: tuple[int, ...]
     kinds: tuple[int, ...]
-    # What each check adds for a call: ``pick((1, tokens, images, reserve_nano))``, in order.
-    pick: Callable[[tuple[int, int, int, int]], tuple[int, ...]]
+
+    def adds(self, *, tokens: int, images: int, reserve_nano: int) -> list[int]:
+        """What each check adds for a call of ``tokens``, ``images`` and ``reserve_nano``."""
+        amounts = (1, tokens, images, reserve_nano)
+        return [amounts[kind] for kind in self.kinds]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,21 +132,9 @@ def _work_out(snap: Snapshot, principal: Principal, model_id: str, minute: int, 
     )
 
 
-def _picker(kinds: tuple[int, ...]) -> Callable[[tuple[int, int, int, int]], tuple[int, ...]]:
-    """``amounts`` → ``tuple(amounts[kind] for kind in kinds)``, in one C call where it can be
-    (``itemgetter`` of a single index answers the item, not a tuple of it, and takes no less)."""
-    if not kinds:  # a text call under an images-per-minute limit alone
-        return lambda amounts: ()
-    if len(kinds) == 1:
-        kind = kinds[0]
-        return lambda amounts: (amounts[kind],)
-    return operator.itemgetter(*kinds)
-
-
 def _shape(rows: tuple[tuple[limits.Rule, str, str], ...], hold_rows: tuple[tuple[str, int, int, int], ...]) -> Shape:
     rules = [rule for rule, _, _ in rows]
-    kinds = tuple(_KINDS[rule.what] for rule in rules) + (RESERVE,) * len(hold_rows)
     return Shape(rows, rules, limits.header_kinds(rules),
                  keys=tuple(key for _, key, _ in rows) + tuple(key for key, _, _, _ in hold_rows),
                  limits=tuple(rule.limit for rule in rules) + tuple(limit for _, limit, _, _ in hold_rows),
-                 kinds=kinds, pick=_picker(kinds))
+                 kinds=tuple(_KINDS[rule.what] for rule in rules) + (RESERVE,) * len(hold_rows))

@@ -59,14 +59,14 @@ def test_the_terms_of_each_key_user_team_and_model_are_their_own():
 def test_each_check_of_a_shape_is_given_what_it_adds():
     """One request, the call's tokens, its images or its reserve, in the checks' order, whatever
     their number (none: a text call under an images limit alone)."""
-    amounts = (1, 300, 2, 7_000)
+    amounts = {"tokens": 300, "images": 2, "reserve_nano": 7_000}
     images_only = terms.terms_for(Snapshot(limits={(10, ""): LimitEntry(ipm=4)}), ALICE, "m", NOW)
-    assert images_only.shape(0).pick(amounts) == ()
-    assert images_only.shape(2).pick(amounts) == (2,)
+    assert images_only.shape(0).adds(**amounts) == []
+    assert images_only.shape(2).adds(**amounts) == [2]
     snap = Snapshot(limits={(10, ""): LimitEntry(rpm=5, tpm=1000, ipm=4)}, budgets={("key", 10): (budget("key", 10, 1),)})
     every = terms.terms_for(snap, ALICE, "m", NOW)
-    assert every.shape(0).pick(amounts) == (1, 300, 7_000)
-    assert every.shape(2).pick(amounts) == (1, 300, 2, 7_000)
+    assert every.shape(0).adds(**amounts) == [1, 300, 7_000]
+    assert every.shape(2).adds(**amounts) == [1, 300, 2, 7_000]
 
 
 @pytest.mark.django_db(transaction=True)
