@@ -292,6 +292,8 @@ class HttpDispatcher:
             await self.studio(scope, receive, send)
 
 
+RENDER_GRACE = 10.0  # seconds a shutdown waits for the sandbox videos this process is rendering
+
 HEALTHZ = "/healthz"
 
 
@@ -350,6 +352,7 @@ class Lifespan:
     async def shutdown(self) -> None:
         from studio.gateway import admission, budget_alerts, events, health, metrics, recording
         from studio.providers.http import close_client
+        from studio.sandbox import video_jobs
 
         for task in (self.worker_task, self.release_task):
             if task is not None:
@@ -360,6 +363,9 @@ class Lifespan:
             await asyncio.wait_for(admission.drain(), 10)
         except Exception:
             logger.warning("could not settle the spend counters at shutdown", exc_info=True)
+        await video_jobs.stop_callbacks()
+        if not await video_jobs.wait_renders(RENDER_GRACE):  # e.g. a long video: the lease passes it on
+            logger.info("sandbox video renders still under way at shutdown")
         await recording.drain()
         await asyncio.to_thread(budget_alerts.wait_for_webhooks)  # an alert's webhook under way is sent
         await health.drain()

@@ -112,6 +112,7 @@ async def _drain_records_async():
     from studio.sandbox import video_jobs
 
     await asyncio.wait_for(video_jobs.stop_callbacks(), timeout=60)
+    await video_jobs.wait_renders(timeout=60)  # a render left running would write to a database gone
     await asyncio.wait_for(recording.drain(), timeout=60)
     await asyncio.wait_for(health.drain(), timeout=60)
 

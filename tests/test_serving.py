@@ -258,3 +258,22 @@ async def test_a_stopping_server_gives_back_the_counter_units_it_holds(settings)
 
     await Lifespan().shutdown()
     assert int(await store.redis.get(key)) == 3
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_stopping_server_finishes_its_sandbox_renders_and_stops_their_callbacks(settings):
+    from studio.models.sandbox import SandboxVideoJob
+    from studio.sandbox import video_jobs
+
+    settings.STUDIO_SANDBOX_VIDEO_SECONDS = 3600
+    new = video_jobs.NewVideoJob(
+        id=video_jobs.new_id("cgt-"), model="alpha-2.0-fast", prompt="a harbour at dawn", width=64, height=36,
+        duration=1, seed=1, audio=False, want_last_frame=True, ratio="16:9", resolution="480p",
+        callback_url="http://127.0.0.1:9/hook")
+    job = await video_jobs.submit(new, record=lambda job: {"id": job.id})
+    assert video_jobs.callback_senders() == 1
+
+    await Lifespan().shutdown()
+    stored = await SandboxVideoJob.objects.aget(id=job.id)
+    assert stored.rendered_at is not None and stored.video_name and stored.last_frame_name
+    assert video_jobs.callback_senders() == 0

@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -52,6 +52,7 @@ FILES_PATH = "/sandbox-files/video"
 STORAGE_DIR = "sandbox/video"
 PRUNE_EVERY = 300.0
 _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox-video")
+_rendering: set[Future] = set()  # this process's renders queued or under way
 _me = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 _last_prune = [0.0]  # throttles this process's clean-up; not state other processes need
 CALLBACK_TICK = 0.05  # seconds between looks at a task whose status changes are posted
@@ -160,7 +161,7 @@ def _create(new: NewVideoJob) -> SandboxVideoJob:
 async def submit(new: NewVideoJob, record: Record | None = None) -> SandboxVideoJob:
     job = await sync_to_async(_create)(new)
     if not fails(job):  # a failing task has nothing to render: it fails when its clock runs out
-        _executor.submit(_render, job.id)
+        _start_render(job.id)
     if job.callback_url.startswith(("http://", "https://")) and record is not None:
         _Notifier.start(job.id, record)
     return job
@@ -209,7 +210,7 @@ def _take_over_render(job: SandboxVideoJob) -> None:
         render_owner=_me, render_lease_until=now + render_lease())
     if taken:
         logger.info("sandbox video %s: taking the render over", job.id)
-        _executor.submit(_render, job.id)
+        _start_render(job.id)
 
 
 def _open_image(name: str | None) -> Image.Image | None:
@@ -231,6 +232,22 @@ def _hold_lease(job_id: str, done: threading.Event) -> None:
             logger.warning("sandbox video %s: renewing the render lease failed", job_id, exc_info=True)
         finally:
             connection.close()
+
+
+def _start_render(job_id: str) -> None:
+    future = _executor.submit(_render, job_id)
+    _rendering.add(future)
+    future.add_done_callback(_rendering.discard)
+
+
+async def wait_renders(timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for this process's renders queued or under way (server
+    shutdown, the end of a test); whether none is left."""
+    pending = [asyncio.wrap_future(f) for f in list(_rendering)]
+    if not pending:
+        return True
+    _, left = await asyncio.wait(pending, timeout=timeout)
+    return not left
 
 
 def _render(job_id: str) -> None:

@@ -8,6 +8,7 @@ import asyncio
 import orjson
 import pytest
 
+from studio.models.sandbox import SandboxVideoJob
 from studio.sandbox import video_jobs
 from tests.loopback_hook import Hook
 
@@ -51,3 +52,14 @@ async def test_stopping_callbacks_ends_the_senders_of_unfinished_tasks(settings,
     await asyncio.sleep(video_jobs.CALLBACK_TICK * 3)  # they are looking at their tasks
     await video_jobs.stop_callbacks()
     assert video_jobs.callback_senders() == 0 and hook.received == []
+
+
+async def test_waiting_for_renders_returns_once_the_video_is_stored(settings):
+    settings.STUDIO_SANDBOX_VIDEO_SECONDS = 3600  # the task's clock has nothing to do with its render
+    new = failing_job("")
+    new.prompt = "a lighthouse at dusk"
+    job = await video_jobs.submit(new)
+    assert await video_jobs.wait_renders(timeout=60)
+    stored = await SandboxVideoJob.objects.aget(id=job.id)
+    assert stored.rendered_at is not None and stored.video_name.endswith(".mp4") and not stored.render_error
+    assert await video_jobs.wait_renders(timeout=0)  # nothing left under way
