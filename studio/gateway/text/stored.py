@@ -6,11 +6,12 @@ known (buffered answer, or the stream's ``response.completed``/``.incomplete``/`
 with the input items it was made from and the whole input its upstream was given. The write
 goes through the recorder, off the response path, and may wait its linger to share a write with
 other rows; a lookup that finds nothing waits that long before the miss is final, so a response
-continued at once, in this process or another, is found. Only the user whose key made a
-response sees it: anyone else gets the same answer as for an id that never existed (404 on the
-stored-response routes; 400 ``previous_response_not_found`` as ``previous_response_id``, as the
-vendor answers). A response is kept ``STUDIO_RESPONSE_RETENTION_DAYS`` (30, as the vendor keeps
-them): an older one is not found, and ``prune_expired`` (a worker job) deletes it.
+continued at once, in this process or another, is found (a single process, without Redis, answers
+a miss at once). Only the user whose key made a response sees it: anyone else gets the same answer
+as for an id that never existed (404 on the stored-response routes; 400
+``previous_response_not_found`` as ``previous_response_id``, as the vendor answers). A response
+is kept ``STUDIO_RESPONSE_RETENTION_DAYS`` (30, as the vendor keeps them): an older one is not
+found, and ``prune_expired`` (a worker job) deletes it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from studio.core.errors import BadRequest, NotFound
+from studio.core.hot_settings import hot
 from studio.core.principal import Principal
 from studio.gateway import recording, row_writes
 from studio.gateway.text.translation import Context
@@ -175,14 +177,16 @@ async def prune_expired() -> int:
 async def _looked_up(lookup: Callable[[], Awaitable[T | None]]) -> T | None:
     """``lookup()`` of a stored response, made again when it finds nothing, in case the response
     is still on its way: written by this process a moment ago and still queued (the recorder is
-    drained, so its records are written at once), or by another process, whose recorder may hold
-    it for up to its linger (``STUDIO_RECORDER_LINGER_MS``) before writing. An id that is unknown
-    is therefore answered that long later."""
+    drained, so its records are written at once), or by another web process, whose recorder may
+    hold it for up to its linger (``STUDIO_RECORDER_LINGER_MS``) before writing. Web processes
+    that share a deployment share Redis (``REDIS_URL``); with it, an id that is unknown is
+    therefore answered that long later. Without it this process is the only one that keeps
+    responses, and the miss is final once its own recorder has been drained."""
     row = await lookup()
     if row is None:
         await recording.drain()
         row = await lookup()
-        if row is None:
+        if row is None and hot.REDIS_URL:
             await asyncio.sleep(settings.STUDIO_RECORDER_LINGER_MS / 1000 + WRITE_MARGIN)
             row = await lookup()
     return row

@@ -125,6 +125,7 @@ async def test_a_response_another_process_is_still_writing_is_found_once_it_land
 
     alice, _ = users
     settings.STUDIO_RECORDER_LINGER_MS = 200
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # several web processes share Redis (not reached here)
 
     async def other_process_writes() -> None:  # not through this process's recorder
         await asyncio.sleep(0.1)
@@ -136,6 +137,22 @@ async def test_a_response_another_process_is_still_writing_is_found_once_it_land
     await writing
     with pytest.raises(BadRequest):
         await stored.previous_turns(alice, "resp_nowhere")
+
+
+async def test_a_single_process_answers_an_unknown_id_without_waiting_for_others(users, settings) -> None:
+    """Without Redis this process is the only one keeping responses: once its own recorder is
+    drained, a miss is final, however long the recorder's linger."""
+    import asyncio
+
+    alice, _ = users
+    settings.REDIS_URL = ""
+    settings.STUDIO_RECORDER_LINGER_MS = 60_000
+    stored.keep(alice, "omicron-4-mini", {"input": "hello"}, context(), response("resp_here"))
+    assert (await asyncio.wait_for(stored.retrieve(alice, "resp_here"), 5))["id"] == "resp_here"
+    with pytest.raises(NotFound):
+        await asyncio.wait_for(stored.retrieve(alice, "resp_nowhere"), 5)
+    with pytest.raises(BadRequest):
+        await asyncio.wait_for(stored.previous_turns(alice, "resp_nowhere"), 5)
 
 
 async def test_a_batch_of_kept_responses_is_written_whole_and_a_repeated_id_keeps_the_latest(users) -> None:
