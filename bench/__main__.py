@@ -142,7 +142,7 @@ def parser() -> argparse.ArgumentParser:
     add_gateway_options(scale)
     scale.add_argument("--out", type=Path, default=BENCH_DIR / "results", help="where the JSON goes")
 
-    profile = commands.add_parser("profile", help="py-spy flame graphs of the gateway per scenario: SVG files")
+    profile = commands.add_parser("profile", help="py-spy flame graphs of the gateway per scenario (SVG files) and its CPU by thread")
     profile.add_argument("--duration", type=float, default=8.0, help="seconds of load per scenario (8)")
     profile.add_argument("--concurrency", type=positive, default=16, help="open connections (16)")
     profile.add_argument("--scenarios", type=csv(list(SCENARIOS)), default=list(SCENARIOS),
@@ -219,8 +219,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "profile":
         from bench import profile
 
-        written = profile.run(profile.Options(duration=args.duration, scenarios=args.scenarios, format=args.format,
-                                              paused=args.paused, **gateway_fields(args)))
+        written, by_thread = profile.run(profile.Options(duration=args.duration, scenarios=args.scenarios,
+                                                         format=args.format, paused=args.paused,
+                                                         **gateway_fields(args)))
+        print(f"the worker's CPU by thread, per call:\n{by_thread}\n")
         print("written:\n" + "\n".join(f"  {path}" for path in written))
         return
     if args.command == "instructions":

@@ -2,12 +2,15 @@
 
 Starts the fake vendor and one gateway (a preset, as in ``bench run``), warms it, then records
 it with py-spy (``py-spy record --pid``, sampling from outside, no change to the process) while
-the load generator runs one scenario; one SVG per scenario in the output directory.
+the load generator runs one scenario; one SVG per scenario in the output directory. Over the same
+load it reads the worker's CPU by thread (``bench.threads``), which py-spy's samples of the
+interpreter's holder leave out; the split goes to ``profile-<preset>-threads.json`` and is printed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import subprocess
 import tempfile
@@ -15,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import runner
+from bench import report, runner, threads
 from bench.runner import log
 from bench.scenarios import SCENARIOS
 from bench.targets import GatewayOptions, start_gateway
@@ -46,10 +49,12 @@ def spy_command(spy: str, pid: int, output: Path, options: Options) -> list[str]
     return command if options.paused else [*command, "--nonblocking"]
 
 
-def run(options: Options) -> list[Path]:
+def run(options: Options) -> tuple[list[Path], str]:
+    """The files written (one per scenario, then the split by thread) and the split's table."""
     spy = py_spy()
     options.out_dir.mkdir(parents=True, exist_ok=True)
     written = []
+    by_thread: dict[str, list[threads.ThreadCpu]] = {}
     workdir = Path(tempfile.mkdtemp(prefix="studio-bench-profile-"))
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, True)
@@ -69,10 +74,15 @@ def run(options: Options) -> list[Path]:
             time.sleep(0.5)
             body_file = workdir / "body.json"
             body_file.write_bytes(request.body)
-            runner.python_load(target.server.base_url + request.path, body_file, request.headers,
-                               concurrency=options.concurrency, duration=options.duration)
+            before = threads.read(worker)
+            load = runner.python_load(target.server.base_url + request.path, body_file, request.headers,
+                                      concurrency=options.concurrency, duration=options.duration)
+            by_thread[name] = threads.split(worker, before, threads.read(worker), load["requests"])
             _, err = spy_process.communicate(timeout=60)
             if spy_process.returncode != 0:
                 raise RuntimeError(f"py-spy failed: {err[-1500:]}")
             written.append(svg)
-    return written
+    doc = {"preset": options.preset, "paused": options.paused,
+           "threads": {name: [dataclasses.asdict(row) for row in rows] for name, rows in by_thread.items()}}
+    written.append(report.write_json(doc, options.out_dir, f"profile-{options.preset}-threads"))
+    return written, threads.table(by_thread)
