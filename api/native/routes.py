@@ -108,25 +108,33 @@ def _texts(request: Any, where: str) -> str:
     return " ".join(str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
 
 
+def _embed_settings(item: dict[str, Any], where: str) -> tuple[int | None, str | None, str | None]:
+    """An embed request's ``outputDimensionality``, ``taskType`` and ``title``, each of its type
+    (``BadRequest`` naming the field otherwise)."""
+    dimensions, task_type, title = item.get("outputDimensionality"), item.get("taskType"), item.get("title")
+    if dimensions is not None and (not isinstance(dimensions, int) or isinstance(dimensions, bool)):
+        raise BadRequest(f"{where}outputDimensionality: must be an integer", param=f"{where}outputDimensionality")
+    for name, value in (("taskType", task_type), ("title", title)):
+        if value is not None and not isinstance(value, str):
+            raise BadRequest(f"{where}{name}: must be a string", param=f"{where}{name}")
+    return dimensions, task_type, title
+
+
 def _embed_job(model: str, requests: list[Any], prefix: str) -> EmbeddingJob:
     """One job from native embed requests; their settings must agree (one call upstream)."""
     settings = set()
     for index, item in enumerate(requests):
         where = prefix.format(index=index)
         named = item.get("model") if isinstance(item, dict) else None
-        if named is not None and named.removeprefix("models/") != model:
+        if named is not None and (not isinstance(named, str) or named.removeprefix("models/") != model):
             raise BadRequest(f"{where}model: must be models/{model}, the model of the request", param=f"{where}model")
-        settings.add((item.get("outputDimensionality"), item.get("taskType"), item.get("title"))
-                     if isinstance(item, dict) else None)
+        settings.add(_embed_settings(item, where) if isinstance(item, dict) else None)
     if len(settings) > 1:
         raise BadRequest("every request of a batch must use the same outputDimensionality, taskType and title",
                          param="requests")
     dimensions, task_type, title = next(iter(settings)) or (None, None, None)
-    if dimensions is not None and (not isinstance(dimensions, int) or isinstance(dimensions, bool)):
-        raise BadRequest("outputDimensionality: must be an integer", param="outputDimensionality")
     texts = tuple(_texts(item, prefix.format(index=i)) for i, item in enumerate(requests))
-    return EmbeddingJob(inputs=texts, dimensions=dimensions, task_type=task_type if isinstance(task_type, str) else None,
-                        title=title if isinstance(title, str) else None)
+    return EmbeddingJob(inputs=texts, dimensions=dimensions, task_type=task_type, title=title)
 
 
 async def _embed(request: HttpRequest, model: str, job: EmbeddingJob, field: str):

@@ -50,13 +50,14 @@ def _check_headers(request: Request) -> None:
         raise _invalid("anthropic-version: header is required")
 
 
-def _blocks_text(content: Any, names: dict[str, str]) -> list[Turn]:
-    """One message's content as turns: its text (with images counted) and any tool results."""
+def _blocks_text(content: Any, names: dict[str, str], where: str = "content") -> list[Turn]:
+    """One message's content (at ``where``) as turns: its text (with images counted) and any tool
+    results."""
     if isinstance(content, str):
         return [Turn("user", content)]
     turns: list[Turn] = []
     texts, images = [], 0
-    for block in content if isinstance(content, list) else ():
+    for j, block in enumerate(content if isinstance(content, list) else ()):
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
@@ -68,6 +69,8 @@ def _blocks_text(content: Any, names: dict[str, str]) -> list[Turn]:
             names[str(block.get("id"))] = str(block.get("name") or "")
         elif kind == "tool_result":
             inner = block.get("content")
+            if inner is not None and not isinstance(inner, str | list):
+                raise _invalid(f"{where}.{j}.tool_result.content: Input should be a valid string or list")
             text = inner if isinstance(inner, str) else " ".join(
                 str(b.get("text") or "") for b in inner or () if isinstance(b, dict) and b.get("type") == "text")
             turns.append(Turn("tool", text, tool_name=names.get(str(block.get("tool_use_id")), "")))
@@ -100,7 +103,7 @@ def messages_prompt(body: dict[str, Any], counting: bool = False) -> Prompt:
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
             raise _invalid(f"messages.{i}.role: Input should be 'user' or 'assistant'")
-        turns = _blocks_text(message.get("content"), names)
+        turns = _blocks_text(message.get("content"), names, f"messages.{i}.content")
         if message["role"] == "assistant":
             turns = [Turn("assistant", t.text) for t in turns if t.role == "user"]
         prompt.turns.extend(turns)
@@ -111,7 +114,7 @@ def messages_prompt(body: dict[str, Any], counting: bool = False) -> Prompt:
     prompt.tools_disabled = choice.get("type") == "none"
     prompt.tool_required = choice.get("type") == "any"
     if choice.get("type") == "tool":
-        if choice.get("name") not in {t.name for t in prompt.tools}:
+        if not isinstance(choice.get("name"), str) or choice["name"] not in {t.name for t in prompt.tools}:
             raise _invalid(f"tool_choice.name: Tool '{choice.get('name')}' not found in tools")
         prompt.forced_tool = str(choice.get("name"))
     thinking = body.get("thinking") if isinstance(body.get("thinking"), dict) else {}

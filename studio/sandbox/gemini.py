@@ -15,6 +15,7 @@ import binascii
 import hashlib
 import hmac
 import io
+import json
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -215,10 +216,24 @@ def _tokens(text: str) -> int:
     return max(1, len(text.split()) * 4 // 3)
 
 
+def _invalid_value(where: str, message_type: str, value: Any) -> GeminiError:
+    """The vendor's answer to a field of the wrong shape (its JSON-to-proto mapping refuses it)."""
+    return GeminiError(400, "INVALID_ARGUMENT", f"Invalid value at '{where}' "
+                       f"(type.googleapis.com/google.ai.generativelanguage.v1beta.{message_type}), {json.dumps(value)}")
+
+
 def _prompt_tokens(body: dict[str, Any]) -> int:
     total = 0
-    for content in body.get("contents") or []:
-        for part in content.get("parts") or []:
+    contents = body.get("contents") or []
+    if not isinstance(contents, list):
+        raise _invalid_value("contents", "Content", contents)
+    for i, content in enumerate(contents):
+        if not isinstance(content, dict):
+            raise _invalid_value(f"contents[{i}]", "Content", content)
+        parts = content.get("parts") or []
+        if not isinstance(parts, list):
+            raise _invalid_value(f"contents[{i}].parts", "Part", parts)
+        for part in parts:
             if isinstance(part, dict):
                 total += _tokens(str(part["text"])) if part.get("text") else 0
                 total += 258 if _inline(part) else 0
@@ -381,7 +396,10 @@ async def count_tokens(request: Request) -> Response:
         return exc.response()
     inner = body.get("generateContentRequest")
     counted = inner if isinstance(inner, dict) else body
-    total = _prompt_tokens(counted)
+    try:
+        total = _prompt_tokens(counted)
+    except GeminiError as exc:
+        return exc.response()
     return json_response({"totalTokens": total, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": total}]})
 
 

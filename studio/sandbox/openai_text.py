@@ -101,8 +101,9 @@ def _apply_tool_choice(prompt: Prompt, tool_choice: Any) -> None:
     elif tool_choice == "required":
         prompt.tool_required = True
     elif isinstance(tool_choice, dict):
-        name = (tool_choice.get("function") or {}).get("name") or tool_choice.get("name")
-        if name not in {t.name for t in prompt.tools}:
+        function = tool_choice.get("function")
+        name = (function.get("name") if isinstance(function, dict) else None) or tool_choice.get("name")
+        if not isinstance(name, str) or name not in {t.name for t in prompt.tools}:
             raise OpenAIError(400, f"Invalid value for 'tool_choice': function '{name}' is not among the tools.",
                               param="tool_choice", code="invalid_value")
         prompt.forced_tool = str(name)
@@ -146,9 +147,14 @@ def chat_prompt(body: dict[str, Any]) -> Prompt:
         elif role == "tool":
             prompt.turns.append(Turn("tool", text, tool_name=tool_names.get(str(message.get("tool_call_id")), "")))
         elif role == "assistant":
-            for call in message.get("tool_calls") or ():
-                if isinstance(call, dict):
-                    tool_names[str(call.get("id"))] = str((call.get("function") or {}).get("name") or "")
+            calls = message.get("tool_calls") or []
+            if not isinstance(calls, list):
+                raise OpenAIError(400, f"Invalid type for 'messages[{i}].tool_calls': expected an array of tool "
+                                       "calls.", param=f"messages[{i}].tool_calls", code="invalid_type")
+            for call in calls:
+                function = call.get("function") if isinstance(call, dict) else None
+                if isinstance(function, dict):
+                    tool_names[str(call.get("id"))] = str(function.get("name") or "")
             prompt.turns.append(Turn("assistant", text))
         else:
             prompt.turns.append(Turn("user", text, images))

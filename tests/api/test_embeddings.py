@@ -79,3 +79,21 @@ async def test_bad_input_is_a_400_naming_the_field(client, alice):
         "x-goog-api-key": alice.secret}, json={"requests": [{"model": "models/other", "content": {"parts": [
             {"text": "x"}]}}]})
     assert native.status_code == 400 and "requests[0].model" in native.json()["error"]["message"]
+
+
+async def test_native_embed_settings_of_the_wrong_type_are_a_400_naming_the_field(client, alice):
+    headers = {"x-goog-api-key": alice.secret}
+    content = {"parts": [{"text": "x"}]}
+    cases = [({"model": 7, "content": content}, "requests[0].model: must be models/delta-embedding-1, the model of the request"),
+             ({"content": content, "taskType": ["RETRIEVAL_QUERY"]}, "requests[0].taskType: must be a string"),
+             ({"content": content, "title": {"a": 1}}, "requests[0].title: must be a string"),
+             ({"content": content, "outputDimensionality": [768]},
+              "requests[0].outputDimensionality: must be an integer")]
+    for request, message in cases:
+        response = await client.post("/v1beta/models/delta-embedding-1:batchEmbedContents", headers=headers,
+                                     json={"requests": [request]})
+        assert response.status_code == 400, (request, response.text)
+        assert response.json()["error"]["message"] == message
+    single = await client.post("/v1beta/models/delta-embedding-1:embedContent", headers=headers,
+                               json={"content": content, "taskType": 3})
+    assert single.status_code == 400 and single.json()["error"]["message"] == "taskType: must be a string"

@@ -145,3 +145,16 @@ async def test_vendor_errors_in_vendor_shape(vendor):
     assert no_key.status_code == 403 and no_key.json()["error"]["status"] == "PERMISSION_DENIED"
     missing = await generate(vendor, "gemini-9-image", {"contents": [user({"text": "x"})]})
     assert missing.status_code == 404 and missing.json()["error"]["status"] == "NOT_FOUND"
+
+
+async def test_count_tokens_refuses_contents_of_the_wrong_shape_as_the_vendor_does(vendor):
+    path = "/v1beta/models/gemini-3-pro-image-preview:countTokens"
+    counted = await vendor.post(path, json={"contents": [user({"text": "a red fox"})]}, headers=KEY)
+    assert counted.status_code == 200 and counted.json()["totalTokens"] > 0
+    for contents, where in (([1], "contents[0]"), ([{"parts": 5}], "contents[0].parts"), ("x", "contents")):
+        refused = await vendor.post(path, json={"contents": contents}, headers=KEY)
+        assert refused.status_code == 400, contents
+        error = refused.json()["error"]
+        assert error["status"] == "INVALID_ARGUMENT" and f"Invalid value at '{where}'" in error["message"]
+    inner = await vendor.post(path, json={"generateContentRequest": {"contents": [7]}}, headers=KEY)
+    assert inner.status_code == 400 and "'contents[0]'" in inner.json()["error"]["message"]

@@ -232,3 +232,28 @@ async def test_messages_count_tokens_matches_the_usage_of_the_call(sandbox):
     made = await sandbox.post("/v1/messages", headers=ANTHROPIC, json={**body, "max_tokens": 50})
     assert counted.status_code == 200
     assert counted.json() == {"input_tokens": made.json()["usage"]["input_tokens"]}
+
+
+async def test_tool_fields_of_the_wrong_shape_are_the_vendors_400s(sandbox):
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    chat = {"model": "gpt-4o-mini", "tools": tools, "messages": [{"role": "user", "content": "hi"}]}
+    for choice in ({"type": "function", "function": "f"}, {"type": "function", "function": {"name": ["f"]}}):
+        refused = await sandbox.post("/v1/chat/completions", headers=OPENAI, json={**chat, "tool_choice": choice})
+        assert refused.status_code == 400 and refused.json()["error"]["param"] == "tool_choice", choice
+    turns = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": 3}]
+    refused = await sandbox.post("/v1/chat/completions", headers=OPENAI, json={**chat, "messages": turns})
+    assert refused.status_code == 400 and refused.json()["error"]["param"] == "messages[1].tool_calls"
+    named = [{"role": "user", "content": "hi"},
+             {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "function": "f"}]},
+             {"role": "tool", "tool_call_id": "c1", "content": "done"}]
+    assert (await sandbox.post("/v1/chat/completions", headers=OPENAI,
+                               json={**chat, "messages": named})).status_code == 200  # a call it cannot name is skipped
+
+    messages = {"model": "claude-sonnet-4-5", "max_tokens": 50, "tools": [{"name": "f", "input_schema": {}}],
+                "messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": 5}]}]}
+    refused = await sandbox.post("/v1/messages", headers=ANTHROPIC, json=messages)
+    assert refused.status_code == 400
+    assert refused.json()["error"]["message"].startswith("messages.0.content.0.tool_result.content:")
+    forced = {**messages, "messages": [{"role": "user", "content": "hi"}], "tool_choice": {"type": "tool", "name": ["f"]}}
+    refused = await sandbox.post("/v1/messages", headers=ANTHROPIC, json=forced)
+    assert refused.status_code == 400 and "tool_choice.name" in refused.json()["error"]["message"]

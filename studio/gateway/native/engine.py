@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from studio.core.entries import ModelEntry, UpstreamEntry
-from studio.core.errors import BadRequest, GatewayError
+from studio.core.errors import GatewayError
 from studio.core.open_frames import FrameHead, FramePart, FrameTail, StringPiece
 from studio.core.principal import Principal
 from studio.gateway import admission, image_tokens, recording, routing, snapshot
@@ -189,11 +189,8 @@ def _finished(call: NativeCall, frame: bytes | bytearray) -> bytes | bytearray:
 
 async def count_tokens(principal: Principal, model_id: str, body: Any, raw: bytes) -> bytes:
     """``countTokens``: the vendor counts (it knows its tokenizer); nothing is generated or charged."""
-    if not isinstance(body, dict):
-        raise BadRequest("the request body must be a JSON object", param="body")
+    native_rules.validate_count(body)
     inner = body.get("generateContentRequest")
-    if not isinstance(body.get("contents"), list) and not isinstance(inner, dict):
-        raise BadRequest("send 'contents' or a 'generateContentRequest' to count", param="contents")
     snap = await snapshot.get()
     model = resolve_model(snap, principal, model_id, ROUTE, use="countTokens")
     refuse_nul(body, raw)

@@ -59,6 +59,21 @@ def validate(body: Any, model: ModelEntry) -> None:
         _validate_config(config, model, str(name))
 
 
+def validate_count(body: Any) -> None:
+    """A ``countTokens`` body: ``contents``, or a ``generateContentRequest`` holding them, each
+    Content as ``generateContent`` takes it (the model's own limits do not apply: nothing is made)."""
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object", param="body")
+    inner = body.get("generateContentRequest")
+    where, contents = "contents", body.get("contents")
+    if contents is None and isinstance(inner, dict):
+        where, contents = "generateContentRequest.contents", inner.get("contents")
+    if not isinstance(contents, list):
+        raise BadRequest("send 'contents' or a 'generateContentRequest' to count", param=where)
+    for ci, content in enumerate(contents):
+        _validate_content(content, f"{where}[{ci}]")
+
+
 def _validate_content(content: Any, where: str, roles: tuple[str, ...] | None = ROLES) -> int:
     """Check one Content; returns how many inline images it holds."""
     if not isinstance(content, dict):

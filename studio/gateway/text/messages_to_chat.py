@@ -33,7 +33,9 @@ FINISH_TO_STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "too
 
 
 def _image_part(block: dict[str, Any], param: str) -> dict[str, Any]:
-    source = block.get("source") or {}
+    source = block.get("source")
+    if not isinstance(source, dict):
+        raise BadRequest(f"'{param}.source' must be an object with a type", param=f"{param}.source")
     if source.get("type") == "base64":
         url = f"data:{source.get('media_type') or 'image/png'};base64,{source.get('data') or ''}"
     elif source.get("type") == "url":

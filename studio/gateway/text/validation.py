@@ -102,7 +102,7 @@ def _chat_items(body: dict[str, Any]) -> None:
         if not isinstance(message, dict):
             raise BadRequest(f"'messages[{i}]' must be an object", param=f"messages[{i}]")
         role = message.get("role")
-        if role not in CHAT_ROLES:
+        if not isinstance(role, str) or role not in CHAT_ROLES:
             raise BadRequest(f"'messages[{i}].role' must be one of {', '.join(sorted(CHAT_ROLES))}",
                              param=f"messages[{i}].role")
         if role == "tool" and not isinstance(message.get("tool_call_id"), str):
@@ -116,7 +116,8 @@ def _messages_items(body: dict[str, Any]) -> None:
     if not body["messages"]:
         raise BadRequest("'messages' must contain at least one message", param="messages")
     for i, message in enumerate(body["messages"]):
-        if not isinstance(message, dict) or message.get("role") not in MESSAGES_ROLES:
+        role = message.get("role") if isinstance(message, dict) else None
+        if not isinstance(role, str) or role not in MESSAGES_ROLES:
             raise BadRequest(f"'messages[{i}].role' must be 'user' or 'assistant'", param=f"messages[{i}].role")
         if not isinstance(message.get("content"), (str, list)):
             raise BadRequest(f"'messages[{i}].content' must be a string or an array of blocks",

@@ -63,7 +63,7 @@ def _check_media(media: list[Any], model_id: str, caps: dict[str, Any]) -> tuple
         if not isinstance(item, dict):
             raise bad(param, "must be an object with type and url")
         kind = item.get("type")
-        if kind not in allowed:
+        if not isinstance(kind, str) or kind not in allowed:
             listed = ", ".join(allowed) or "none (this model takes a prompt only)"
             raise bad(f"{param}.type", f"{kind!r} is not accepted by model '{model_id}'; accepted: {listed}")
         url = item.get("url")

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from studio.core.errors import BadRequest
-from studio.gateway.native.rules import field_of, validate, validate_inline
+from studio.gateway.native.rules import field_of, validate, validate_count, validate_inline
 from tests.gateway.catalog import model_entry
 
 FLASH = model_entry("delta-3.1-flash-image")
@@ -113,3 +113,19 @@ def test_validate_inline_refuses_non_objects() -> None:
     with pytest.raises(BadRequest) as exc:
         validate_inline("aGk=", "contents[2].parts[0].inlineData")
     assert exc.value.param == "contents[2].parts[0].inlineData"
+
+
+def test_a_count_takes_contents_or_a_generate_request_each_content_checked_as_generation_checks_it() -> None:
+    validate_count(body())
+    validate_count({"generateContentRequest": body(generationConfig={"imageConfig": {"imageSize": "9K"}})})
+    validate_count({"contents": []})  # nothing to count is the vendor's own answer to give
+    cases = [({"contents": [1]}, "contents[0]"), ({"contents": [{"parts": "x"}]}, "contents[0].parts"),
+             ({"contents": [{"role": ["user"], "parts": [{"text": "a"}]}]}, "contents[0].role"),
+             ({"contents": "x"}, "contents"), ({}, "contents"), ([], "body"),
+             ({"generateContentRequest": {"contents": [{"parts": [{"text": 5}]}]}},
+              "generateContentRequest.contents[0].parts[0].text"),
+             ({"generateContentRequest": {}}, "generateContentRequest.contents")]
+    for request, param in cases:
+        with pytest.raises(BadRequest) as exc:
+            validate_count(request)
+        assert exc.value.param == param, (request, exc.value.param, exc.value.message)

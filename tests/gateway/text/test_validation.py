@@ -95,3 +95,10 @@ def test_responses_items() -> None:
     refused("responses", {**RESPONSES, "input": ["text"]}, "input[0]")
     refused("responses", {**RESPONSES, "tools": [{"type": "function"}]}, "tools[0].name")
     validate("responses", {**RESPONSES, "tools": [{"type": "web_search"}]})  # built-in tools need no name
+
+
+def test_a_role_that_is_not_a_string_is_refused_by_name() -> None:
+    for role in (["user"], {"a": 1}, 3, None):
+        refused("chat", {**CHAT, "messages": [{"role": role, "content": "hi"}]}, "messages[0].role")
+        refused("messages", {**MESSAGES, "messages": [{"role": role, "content": "hi"}]}, "messages[0].role")
+        refused("count_tokens", {"model": "m", "messages": [{"role": role, "content": "hi"}]}, "messages[0].role")

@@ -89,3 +89,8 @@ def test_variant_media_types_and_modes():
     beta("beta2.7-videoedit", media=[m("video", "https://e.com/v.mp4")], audio_setting="origin")
     rejects("parameters.audio_setting", beta, "beta2.7-t2v", audio_setting="origin")
     rejects("input.media", beta, "beta2.7-videoedit", media=[m("reference_image")])
+
+
+def test_a_media_type_that_is_not_a_string_is_refused_by_name():
+    for kind in (["first_frame"], {"a": 1}, 3, None):
+        rejects("input.media[0].type", beta, "beta3.0-video", media=[{"type": kind, "url": IMG}])
