@@ -97,6 +97,9 @@ def messages_prompt(body: dict[str, Any], counting: bool = False) -> Prompt:
     system = body.get("system") or ""
     if isinstance(system, list):
         system = " ".join(str(b.get("text") or "") for b in system if isinstance(b, dict))
+    for name in ("stop_sequences", "tools"):
+        if body.get(name) is not None and not isinstance(body[name], list):
+            raise _invalid(f"{name}: Input should be a valid list")
     prompt = Prompt(system=str(system), max_tokens=None if counting else max_tokens,
                     stop=[s for s in body.get("stop_sequences") or () if isinstance(s, str)])
     names: dict[str, str] = {}

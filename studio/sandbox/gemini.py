@@ -155,17 +155,24 @@ def _plan(model: SandboxModel, body: dict[str, Any]) -> Plan:
     contents = body.get("contents")
     if not isinstance(contents, list) or not contents:
         raise GeminiError(400, "INVALID_ARGUMENT", "* GenerateContentRequest.contents: contents is not specified")
+    _check_shape(contents)
     check_replayed_signatures(contents)
-    config = body.get("generationConfig") or body.get("generation_config") or {}
-    image_config = config.get("imageConfig") or config.get("image_config") or {}
+    config = _object(body.get("generationConfig") or body.get("generation_config"), "generation_config",
+                     "GenerationConfig")
+    image_config = _object(config.get("imageConfig") or config.get("image_config"), "generation_config.image_config",
+                           "ImageConfig")
     tier = str(image_config.get("imageSize") or image_config.get("image_size") or "1K")
     if tier not in model.tiers:
         raise GeminiError(400, "INVALID_ARGUMENT", f"Unsupported image size: {tier}. Supported: {', '.join(model.tiers)}")
     ratio = image_config.get("aspectRatio") or image_config.get("aspect_ratio")
     if ratio is not None and ratio not in model.ratios:
         raise GeminiError(400, "INVALID_ARGUMENT", f"Unsupported aspect ratio: {ratio}")
-    modalities = [str(m).upper() for m in (config.get("responseModalities") or config.get("response_modalities") or [])]
-    thinking = config.get("thinkingConfig") or config.get("thinking_config") or {}
+    listed = config.get("responseModalities") or config.get("response_modalities") or []
+    if not isinstance(listed, list):
+        raise _invalid_value("generation_config.response_modalities", "GenerationConfig.Modality", listed)
+    modalities = [str(m).upper() for m in listed]
+    thinking = _object(config.get("thinkingConfig") or config.get("thinking_config"),
+                       "generation_config.thinking_config", "ThinkingConfig")
     include_thoughts = bool(thinking.get("includeThoughts") or thinking.get("include_thoughts"))
 
     last_user = next((c for c in reversed(contents) if c.get("role", "user") == "user"), contents[-1])
@@ -222,9 +229,17 @@ def _invalid_value(where: str, message_type: str, value: Any) -> GeminiError:
                        f"(type.googleapis.com/google.ai.generativelanguage.v1beta.{message_type}), {json.dumps(value)}")
 
 
-def _prompt_tokens(body: dict[str, Any]) -> int:
-    total = 0
-    contents = body.get("contents") or []
+def _object(value: Any, where: str, message_type: str) -> dict[str, Any]:
+    """An optional message field: ``{}`` when absent, the vendor's 400 when it is not an object."""
+    if value is None or value == {}:
+        return {}
+    if not isinstance(value, dict):
+        raise _invalid_value(where, message_type, value)
+    return value
+
+
+def _check_shape(contents: Any) -> None:
+    """Contents, each an object whose parts are a list of objects (the vendor's 400 otherwise)."""
     if not isinstance(contents, list):
         raise _invalid_value("contents", "Content", contents)
     for i, content in enumerate(contents):
@@ -233,7 +248,17 @@ def _prompt_tokens(body: dict[str, Any]) -> int:
         parts = content.get("parts") or []
         if not isinstance(parts, list):
             raise _invalid_value(f"contents[{i}].parts", "Part", parts)
-        for part in parts:
+        for j, part in enumerate(parts):
+            if not isinstance(part, dict):
+                raise _invalid_value(f"contents[{i}].parts[{j}]", "Part", part)
+
+
+def _prompt_tokens(body: dict[str, Any]) -> int:
+    total = 0
+    contents = body.get("contents") or []
+    _check_shape(contents)
+    for content in contents:
+        for part in content.get("parts") or []:
             if isinstance(part, dict):
                 total += _tokens(str(part["text"])) if part.get("text") else 0
                 total += 258 if _inline(part) else 0

@@ -44,7 +44,8 @@ def _check(request: Request) -> tuple[str, dict[str, Any]]:
 def _embed(name: str, request: Any, where: str) -> dict[str, Any]:
     content = request.get("content") if isinstance(request, dict) else None
     parts = content.get("parts") if isinstance(content, dict) else None
-    texts = [str(p["text"]) for p in parts or [] if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    texts = [str(p["text"]) for p in (parts if isinstance(parts, list) else ())
+             if isinstance(p, dict) and isinstance(p.get("text"), str)]
     if not texts or not "".join(texts).strip():
         raise EmbedError(400, "INVALID_ARGUMENT", f"* {where}content: must have at least one text part")
     size, smallest = MODELS[name]

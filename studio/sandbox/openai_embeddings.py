@@ -43,7 +43,7 @@ async def embeddings(request: Request) -> Response:
     if not isinstance(body, dict):
         return _error(400, "The request body must be a JSON object.", None, None)
     model = body.get("model")
-    if model not in MODELS:
+    if not isinstance(model, str) or model not in MODELS:
         return _error(404, f"The model '{model}' does not exist or you do not have access to it.", None,
                       "model_not_found")
     size, flexible = MODELS[model]

@@ -92,6 +92,17 @@ def _stop(value: Any) -> list[str]:
     return [s for s in value if isinstance(s, str)] if isinstance(value, list) else []
 
 
+def _tools(body: dict[str, Any]) -> list[Any]:
+    """The request's ``tools`` (none when absent), as the vendor checks their type."""
+    tools = body.get("tools")
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise OpenAIError(400, f"Invalid type for 'tools': expected an array, but got {type(tools).__name__} instead.",
+                          param="tools", code="invalid_type")
+    return tools
+
+
 def _apply_tool_choice(prompt: Prompt, tool_choice: Any) -> None:
     """``auto`` (the default), ``none``, ``required`` or a named function, as the vendor reads them."""
     if tool_choice in (None, "auto"):
@@ -130,6 +141,10 @@ def _json_schema(fmt: Any, param: str) -> dict[str, Any] | None:
 
 
 def chat_prompt(body: dict[str, Any]) -> Prompt:
+    options = body.get("stream_options")
+    if options is not None and not isinstance(options, dict):
+        raise OpenAIError(400, "Invalid type for 'stream_options': expected an object, but got "
+                               f"{type(options).__name__} instead.", param="stream_options", code="invalid_type")
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise OpenAIError(400, "Invalid 'messages': empty array. Expected an array with minimum length 1.",
@@ -158,7 +173,7 @@ def chat_prompt(body: dict[str, Any]) -> Prompt:
             prompt.turns.append(Turn("assistant", text))
         else:
             prompt.turns.append(Turn("user", text, images))
-    for tool in body.get("tools") or ():
+    for tool in _tools(body):
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(function, dict) and function.get("name"):
             prompt.tools.append(Tool(str(function["name"]), function.get("parameters") or {},
@@ -296,7 +311,7 @@ def responses_prompt(body: dict[str, Any]) -> Prompt:
                 prompt.system = f"{prompt.system}\n{text}".strip()
             else:
                 prompt.turns.append(Turn("assistant" if role == "assistant" else "user", text, images))
-    for tool in body.get("tools") or ():
+    for tool in _tools(body):
         if isinstance(tool, dict) and tool.get("type") == "function" and tool.get("name"):
             prompt.tools.append(Tool(str(tool["name"]), tool.get("parameters") or {}, str(tool.get("description") or "")))
     _apply_tool_choice(prompt, body.get("tool_choice"))

@@ -6,8 +6,6 @@ where a value of the wrong type reaches code that expected a string or a list.""
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -15,25 +13,13 @@ import pytest
 
 from tests.fault import tally
 from tests.fault.conftest import family_of, is_family_error
+from tests.wrong_values import PNG, chat_body, variants
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.fault]
 
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
-# One value of each JSON type, and a list and an object that hold the wrong thing.
-WRONG = (None, 1, 1.5, True, "x", [], {}, [1])
-DEPTH = 5
 
 BODIES: dict[str, dict[str, Any]] = {
-    "/v1/chat/completions": {
-        "model": "omicron-4-mini", "max_tokens": 20, "messages": [
-            {"role": "system", "content": "be brief"},
-            {"role": "user", "content": [{"type": "text", "text": "hi"},
-                                         {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}]},
-            {"role": "assistant", "content": None,
-             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": "done"}],
-        "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
-        "tool_choice": {"type": "function", "function": {"name": "f"}}},
+    "/v1/chat/completions": chat_body("omicron-4-mini"),
     "/v1/messages": {
         "model": "omicron-4-mini", "max_tokens": 20, "system": [{"type": "text", "text": "be brief"}],
         "messages": [
@@ -69,32 +55,6 @@ MEDIA_ONLY = {"/v1/beta/video/generations": {
         {"type": "first_frame", "url": f"data:image/png;base64,{PNG}"}]}}}
 
 
-def _paths(value: Any, at: tuple = (), depth: int = 0) -> Iterator[tuple]:
-    if depth >= DEPTH:
-        return
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, inner in items:
-        yield (*at, key)
-        yield from _paths(inner, (*at, key), depth + 1)
-
-
-def _variants(body: dict[str, Any], under: tuple = ()) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(what changed, the body) for each field at or under ``under``: each wrong value, then left out."""
-    for path in _paths(body):
-        if path[:len(under)] != under:
-            continue
-        for value in (*WRONG, ...):
-            changed = copy.deepcopy(body)
-            holder = changed
-            for key in path[:-1]:
-                holder = holder[key]
-            if value is ...:
-                del holder[path[-1]]
-            else:
-                holder[path[-1]] = value
-            yield f"{'.'.join(map(str, path))} = {'(left out)' if value is ... else orjson.dumps(value).decode()}", changed
-
-
 CASES = [(route, body, ()) for route, body in BODIES.items()] + \
     [(route, body, ("input", "media")) for route, body in MEDIA_ONLY.items()]
 
@@ -106,7 +66,7 @@ async def test_a_field_of_the_wrong_type_gets_the_family_error_never_a_5xx(clien
                "anthropic-version": "2023-06-01", "Content-Type": "application/json"}
     assert (await client.post(route, content=orjson.dumps(body), headers=headers)).status_code == 200
     failures = []
-    for change, variant in _variants(body, under):
+    for change, variant in variants(body, under):
         response = await client.post(route, content=orjson.dumps(variant), headers=headers)
         tally.add("requests tried")
         if response.status_code >= 500:
