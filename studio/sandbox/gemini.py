@@ -231,7 +231,7 @@ def _invalid_value(where: str, message_type: str, value: Any) -> GeminiError:
 
 def _object(value: Any, where: str, message_type: str) -> dict[str, Any]:
     """An optional message field: ``{}`` when absent, the vendor's 400 when it is not an object."""
-    if value is None or value == {}:
+    if value is None:
         return {}
     if not isinstance(value, dict):
         raise _invalid_value(where, message_type, value)
