@@ -4,7 +4,7 @@ Starts the fake vendor and one gateway (a preset, as in ``bench run``), warms it
 it with py-spy (``py-spy record --pid``, sampling from outside, no change to the process) while
 the load generator runs one scenario; one SVG per scenario in the output directory. Over the same
 load it reads the worker's CPU by thread (``bench.threads``), which py-spy's samples of the
-interpreter's holder leave out; the split goes to ``profile-<preset>-threads.json`` and is printed.
+interpreter's holder leave out; the split goes to ``profile-<preset>-threads-*.json`` and is printed.
 """
 
 from __future__ import annotations

@@ -40,8 +40,8 @@ def read(pid: int) -> Times:
 
 
 def split(pid: int, before: Times, after: Times, calls: int) -> list[ThreadCpu]:
-    """What each thread spent between the two readings, per call, the most first (a thread
-    started since counts from nothing)."""
+    """What each thread spent between the two readings, per call: the event loop's first, then the
+    others, the most first (a thread started since counts from nothing)."""
     rows = []
     for tid, (user, system) in after.items():
         user0, system0 = before.get(tid, (0.0, 0.0))

@@ -254,14 +254,12 @@ def _check_shape(contents: Any) -> None:
 
 
 def _prompt_tokens(body: dict[str, Any]) -> int:
+    """The prompt's tokens, of contents whose shape was checked (``_check_shape``)."""
     total = 0
-    contents = body.get("contents") or []
-    _check_shape(contents)
-    for content in contents:
+    for content in body.get("contents") or []:
         for part in content.get("parts") or []:
-            if isinstance(part, dict):
-                total += _tokens(str(part["text"])) if part.get("text") else 0
-                total += 258 if _inline(part) else 0
+            total += _tokens(str(part["text"])) if part.get("text") else 0
+            total += 258 if _inline(part) else 0
     return total
 
 
@@ -422,9 +420,10 @@ async def count_tokens(request: Request) -> Response:
     inner = body.get("generateContentRequest")
     counted = inner if isinstance(inner, dict) else body
     try:
-        total = _prompt_tokens(counted)
+        _check_shape(counted.get("contents") or [])
     except GeminiError as exc:
         return exc.response()
+    total = _prompt_tokens(counted)
     return json_response({"totalTokens": total, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": total}]})
 
 

@@ -61,4 +61,6 @@ async def test_a_field_of_the_wrong_type_gets_the_vendors_4xx_never_a_500(sandbo
             response = await sandbox.post(path, content=orjson.dumps(sent), headers=HEADERS)
             if response.status_code >= 500:
                 failures.append(f"{change}{' (streamed)' if streamed else ''}: {response.text[:200]}")
+            elif response.status_code >= 400 and not isinstance(response.json().get("error"), dict):
+                failures.append(f"{change}: {response.status_code} without the vendor's error object")
     assert not failures, "\n".join(failures)
