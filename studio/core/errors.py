@@ -8,7 +8,10 @@ been sent to the client yet.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 
 class GatewayError(Exception):
@@ -121,6 +124,27 @@ class UpstreamError(GatewayError):
     status = 502
     kind = "upstream"
     retryable = True
+
+
+# What reading a vendor's answer raises when it is not of its protocol's shape (a field of another
+# JSON type than the protocol gives it, or a required one left out): see ``unreadable``.
+SHAPE_ERRORS = (TypeError, ValueError, KeyError, IndexError, AttributeError)
+
+
+class UnreadableAnswer(UpstreamError):
+    """The upstream answered 2xx with a body that is not of its protocol's shape: the upstream's
+    fault, told to the client as a 502 rather than passed on or taken for a gateway error."""
+
+    retryable = False
+
+
+def unreadable(exc: BaseException, what: str = "answer") -> UnreadableAnswer:
+    """The typed error for ``exc`` (one of ``SHAPE_ERRORS``) raised while reading the upstream's
+    ``what``; the cause is logged with its traceback, so a fault of the gateway's own reading
+    would show there."""
+    logger.warning("the upstream's %s could not be read", what, exc_info=exc)
+    return UnreadableAnswer(f"the upstream's {what} does not have the shape its protocol gives it "
+                            "(a field of another type, or one left out)")
 
 
 class UpstreamRejected(GatewayError):

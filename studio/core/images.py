@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from studio.core.entries import ModelEntry
-from studio.core.errors import BadRequest
+from studio.core.errors import BadRequest, UnreadableAnswer
 
 GENERATIONS = "images.generations"
 EDITS = "images.edits"
@@ -111,8 +111,12 @@ class ImageItem:
     HEAD = 64 * 1024
 
     def raw(self) -> bytes:
+        """The picture's bytes (``UnreadableAnswer`` when the vendor's base64 is not base64)."""
         if self.data is None:
-            self.data = base64.b64decode(self.b64 or "")
+            try:
+                self.data = base64.b64decode(self.b64 or "")
+            except ValueError as exc:  # binascii.Error, or characters outside ASCII
+                raise UnreadableAnswer("the upstream's picture is not base64") from exc
         return self.data
 
     def head(self) -> bytes:

@@ -59,3 +59,15 @@ def test_a_budget_stop_is_a_429_that_must_not_be_retried_elsewhere():
 def test_explicit_status_overrides_the_class_default():
     assert errors.GatewayError("x", status=418).status == 418
     assert errors.GatewayError("x").status == 500
+
+
+def test_an_unreadable_answer_is_a_502_that_is_not_retried_and_logs_its_cause(caplog):
+    try:
+        {}["choices"]
+    except KeyError as exc:
+        error = errors.unreadable(exc, "stream")
+    assert isinstance(error, errors.UnreadableAnswer) and isinstance(error, UpstreamError)
+    assert error.status == 502 and not error.retryable
+    assert "the upstream's stream does not have the shape its protocol gives it" in error.message
+    assert "KeyError" not in error.message  # the client is told what went wrong, not how the reading failed
+    assert any(record.exc_info and record.exc_info[0] is KeyError for record in caplog.records)

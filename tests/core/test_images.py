@@ -8,7 +8,7 @@ import base64
 import pytest
 
 from studio.core.entries import ModelEntry
-from studio.core.errors import BadRequest
+from studio.core.errors import BadRequest, UnreadableAnswer
 from studio.core.images import (
     EDITS,
     GENERATIONS,
@@ -78,6 +78,13 @@ def test_item_converts_between_base64_and_bytes_once():
     assert not ImageItem().ok
     assert not ImageItem(data=b"x", error={"code": "x"}).ok
     assert ImageItem().asset_id != ImageItem().asset_id
+
+
+def test_an_item_whose_base64_is_not_base64_is_the_upstreams_fault():
+    with pytest.raises(UnreadableAnswer, match="not base64"):
+        ImageItem(b64="x").raw()
+    with pytest.raises(UnreadableAnswer):
+        ImageItem(b64="é" * 8).raw()
 
 
 def test_item_from_vendor_entries():

@@ -3,7 +3,8 @@
 Modes: ``ok`` (``reply`` answers), ``500``, ``429`` (with ``retry-after``), ``hang`` (no byte
 for 5 s), ``die`` (two chat stream chunks, then the connection is cut), ``cut`` (a 200 whose
 body stops half-way, then the connection is cut), ``malformed`` (a 200 whose body is not JSON).
-``refuse`` is a closed port (see ``closed_port``).
+``refuse`` is a closed port (see ``closed_port``). A reply of ``Events`` is sent as a stream of
+server-sent events.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import socketserver
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import orjson
 
@@ -21,6 +23,20 @@ COMPLETION = {"id": "c1", "object": "chat.completion", "created": 1, "model": "v
               "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}
 
 Reply = Callable[[str, str, dict], tuple[int, object]]
+
+
+@dataclass
+class Events:
+    """A reply sent as server-sent events: (event name or None, data: JSON, or bytes as they are)."""
+
+    events: list[tuple[str | None, object]]
+
+    def body(self) -> bytes:
+        frames = []
+        for name, data in self.events:
+            line = data if isinstance(data, bytes) else orjson.dumps(data)
+            frames.append((b"event: %s\n" % name.encode() if name else b"") + b"data: " + line + b"\n\n")
+        return b"".join(frames)
 
 
 def chat_reply(method: str, path: str, body: dict) -> tuple[int, object]:
@@ -99,6 +115,11 @@ class FaultyVendor:
             sock.shutdown(socket.SHUT_RDWR)
             return
         status, reply = self.reply(method, path, request)
+        if isinstance(reply, Events):
+            payload = reply.body()
+            sock.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n"
+                         b"connection: close\r\n\r\n%s" % (len(payload), payload))
+            return
         sock.sendall(_response(status, "OK" if status == 200 else "Error", orjson.dumps(reply)))
 
     def url(self, suffix: str = "/v1") -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from studio.core.embeddings import EmbeddingJob, EmbeddingResult, estimate_tokens
 from studio.core.entries import ModelEntry, UpstreamEntry
-from studio.core.errors import BadRequest, GatewayError
+from studio.core.errors import SHAPE_ERRORS, BadRequest, GatewayError, unreadable
 from studio.core.principal import Principal
 from studio.gateway import admission, routing, snapshot
 from studio.gateway.auth import resolve_model
@@ -55,7 +55,10 @@ async def embed(principal: Principal, model_id: str, job: EmbeddingJob, *, route
     upstreams = capable(routing.candidates(snap, model_id), model, Capability.EMBEDDINGS)
 
     async def attempt(up: UpstreamEntry) -> EmbeddingResult:
-        return await embeddings_upstream(up, model).embed(job, up.upstream_model(model_id))
+        try:
+            return await embeddings_upstream(up, model).embed(job, up.upstream_model(model_id))
+        except SHAPE_ERRORS as exc:  # an answer not of its protocol's shape (a vector of words, say)
+            raise unreadable(exc) from exc
 
     try:
         upstream, result = await routing.with_failover(upstreams, attempt)

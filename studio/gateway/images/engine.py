@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from studio.core.entries import ModelEntry, UpstreamEntry
-from studio.core.errors import BadRequest, GatewayError
+from studio.core.errors import SHAPE_ERRORS, BadRequest, GatewayError, unreadable
 from studio.core.images import EDITS, GENERATIONS, ImageEvent, ImageJob, ImageResult, SourceImage
 from studio.core.principal import Principal
 from studio.gateway import admission, image_tokens, routing, snapshot
@@ -23,7 +23,7 @@ from studio.gateway.cost import Usage
 from studio.gateway.images import inputs as images_inputs
 from studio.gateway.images import rules as images_rules
 from studio.gateway.images.admitted import AdmittedJob
-from studio.gateway.images.record import ImagesRecord
+from studio.gateway.images.record import ImagesRecord, readable_usage
 from studio.gateway.text_checks import refuse_nul
 from studio.providers.contracts import Capability
 from studio.providers.registry import capable, images_upstream
@@ -148,17 +148,21 @@ async def run(principal: Principal, job: AdmittedJob) -> tuple[ImageResult, Imag
     record = ImagesRecord(principal=principal, job=job)
 
     async def attempt(up: UpstreamEntry) -> ImageResult:
-        return await images_upstream(up, job.model).images_run(job, up.upstream_model(job.model.model_id))
+        try:
+            return await images_upstream(up, job.model).images_run(job, up.upstream_model(job.model.model_id))
+        except SHAPE_ERRORS as exc:  # an answer not of its protocol's shape
+            raise unreadable(exc) from exc
 
     try:
         upstream, result = await routing.with_failover(await _upstreams(job), attempt)
+        record.upstream_id = upstream.id
+        record.first_chunk()
+        record.usage = readable_usage(result.usage)
     except GatewayError as exc:
         record.fail(exc)
         raise
-    record.upstream_id = upstream.id
-    record.first_chunk()
     record.items = list(result.items)
-    record.usage, record.resolved = result.usage or {}, result.echo
+    record.resolved = result.echo
     record.finish()
     return result, record
 
@@ -180,13 +184,17 @@ async def stream(principal: Principal, job: AdmittedJob, record: ImagesRecord) -
                     record.items.append(event.item)
                     record.resolved = event.echo or record.resolved
                 elif event.kind == "completed":
-                    record.usage = event.usage or {}
+                    record.usage = readable_usage(event.usage)
                     if job.ticket is not None:  # the final event carries what the call costs
                         event = replace(event, cost_usd=job.ticket.quote(record.counted(), record.upstream_id))
                 yield event
     except GatewayError as exc:
         record.fail(exc)
         raise
+    except SHAPE_ERRORS as exc:  # an event not of its protocol's shape
+        error = unreadable(exc, "stream")
+        record.fail(error)
+        raise error from exc
     except BaseException as exc:  # the client went away or the task was cancelled
         record.fail(GatewayError(f"stream interrupted: {type(exc).__name__}"))
         raise

@@ -6,6 +6,7 @@ their ids up front, so a signed URL can be handed out before the row is written.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -13,12 +14,15 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from studio.core.errors import GatewayError
+from studio.core.errors import GatewayError, UnreadableAnswer
 from studio.core.images import ImageItem, SourceImage
 from studio.core.principal import Principal
 from studio.gateway import recording
 from studio.gateway.cost import ZERO, Usage
 from studio.gateway.images.admitted import AdmittedJob
+from studio.gateway.token_counts import count
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from studio.gateway.media.generation_rows import Rows
@@ -56,9 +60,8 @@ class ImagesRecord(recording.TimedRecord):
             quality = str(self.resolved.get("quality") or quality)
         made = [(str(item.size or self.resolved.get("size") or size) if size == "auto" else size, quality)
                 for item in self.items if item.ok]
-        return Usage(input_tokens=int(usage.get("input_tokens") or 0),
-                     output_tokens=int(usage.get("output_tokens") or 0),
-                     cached_tokens=int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
+        return Usage(input_tokens=count(usage, "input_tokens"), output_tokens=count(usage, "output_tokens"),
+                     cached_tokens=count(details, "cached_tokens", DETAILS) if isinstance(details, dict) else 0,
                      images=made)
 
     def charge(self) -> None:
@@ -106,15 +109,17 @@ class ImagesRecord(recording.TimedRecord):
             ))
         for index, item in enumerate(self.items):
             if item.ok and item.asset_id not in self.stored:
-                self.store_output(item, index, self.generation_id, rows.pictures)
+                try:
+                    self.store_output(item, index, self.generation_id, rows.pictures)
+                except GatewayError as exc:  # not a picture (the client had the vendor's answer as it was)
+                    logger.warning("a picture of generation %s was not stored: %s", self.generation_id, exc.message)
         self.store_inputs(self.generation_id)
         rows.usage.append(dict(
             api_key_id=principal.key_id, user_id=principal.user_id, team_id=principal.team_id,
             model_id=job.model.model_id, cost_usd=self.cost_usd,
             upstream_id=self.upstream_id, route=route, status_code=self.error.status if self.error else 200,
-            input_tokens=int(self.usage.get("input_tokens") or 0),
-            output_tokens=int(self.usage.get("output_tokens") or 0),
-            total_tokens=int(self.usage.get("total_tokens") or 0), images=billed_images(self.usage, len(made)),
+            input_tokens=count(self.usage, "input_tokens"), output_tokens=count(self.usage, "output_tokens"),
+            total_tokens=count(self.usage, "total_tokens"), images=billed_images(self.usage, len(made)),
             latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
         ))
 
@@ -176,6 +181,24 @@ class ImagesRecord(recording.TimedRecord):
         if self.error is None:
             return {}
         return {"status": self.error.status, "message": self.error.message, "code": self.error.code or ""}
+
+
+DETAILS = "usage.input_tokens_details"
+
+
+def readable_usage(usage: object) -> dict[str, Any]:
+    """An images answer's ``usage`` (``{}`` when it has none) once every count the record reads
+    of it is one (``token_counts.count``); otherwise ``UnreadableAnswer``."""
+    if usage is None:
+        return {}
+    if not isinstance(usage, dict):
+        raise UnreadableAnswer("the upstream's usage is not an object")
+    for name in ("input_tokens", "output_tokens", "total_tokens"):
+        count(usage, name)
+    details = usage.get("input_tokens_details")
+    if isinstance(details, dict):
+        count(details, "cached_tokens", DETAILS)
+    return usage
 
 
 def billed_images(usage: dict[str, Any], made: int) -> int:

@@ -93,6 +93,11 @@ async def generate(call: NativeCall) -> bytes | bytearray:
     call.record.first_chunk()
     body = name_platform_model(body, call.model.model_id)
     call.record.add_frame(body)
+    try:
+        call.record.check_usage()
+    except GatewayError as exc:
+        call.record.fail(exc)
+        raise
     call.record.finish()
     await recording.room()
     return body

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from studio.core import content_hash
-from studio.core.errors import GatewayError
+from studio.core.errors import GatewayError, UnreadableAnswer
 from studio.core.principal import Principal
 from studio.gateway import recording
 from studio.gateway.admission import Ticket
 from studio.gateway.cost import ZERO, Usage, display
 from studio.gateway.native.frames import LongString, PassedFrame, parse_frame
-from studio.gateway.native.result import NativeResult, inline_data, prompt_of, usage_counts
+from studio.gateway.native.result import NativeResult, cached_count, inline_data, prompt_of, usage_counts
 
 if TYPE_CHECKING:
     from studio.gateway.media.generation_rows import Rows
@@ -67,6 +67,16 @@ class NativeRecord(recording.TimedRecord):
     def charge(self) -> None:
         if self.ticket is not None:
             self.cost_usd = self.ticket.charge(None if self.error is not None else self.counted(), self.upstream_id)
+
+    def check_usage(self) -> None:
+        """Raise ``UnreadableAnswer`` when the answer's usage holds a count that is not one; the
+        usage is then set aside, so the failed call's record can still be written."""
+        result = self.result()
+        try:
+            billed(result.usage)
+        except UnreadableAnswer:
+            result.usage = {}
+            raise
 
     def pending_bytes(self) -> int:
         return sum(len(frame) for frame in self.frames)
@@ -146,7 +156,7 @@ class NativeRecord(recording.TimedRecord):
             api_key_id=principal.key_id, user_id=principal.user_id, team_id=principal.team_id,
             model_id=self.model_id, upstream_id=self.upstream_id, route=self.route,
             status_code=self.error.status if self.error else 200, cost_usd=self.cost_usd,
-            cached_tokens=int(result.usage.get("cachedContentTokenCount") or 0),
+            cached_tokens=cached_count(result.usage),
             input_tokens=prompt_tokens, output_tokens=output_tokens, total_tokens=total, images=len(finals),
             latency_ms=self.duration_ms, first_byte_ms=self.first_byte_ms,
         ))
@@ -234,7 +244,7 @@ def billed(usage: dict[str, Any], images: int = 0) -> Usage:
     """What a ``usageMetadata`` object bills: prompt, output (everything past the prompt) and cached
     tokens; ``images`` made are billed within the output tokens."""
     prompt, output, _ = usage_counts(usage)
-    return Usage(input_tokens=prompt, output_tokens=output, cached_tokens=int(usage.get("cachedContentTokenCount") or 0),
+    return Usage(input_tokens=prompt, output_tokens=output, cached_tokens=cached_count(usage),
                  token_images=images)
 
 

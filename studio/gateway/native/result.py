@@ -10,7 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from studio.gateway.native.frames import LongString, inline_bytes
+from studio.gateway.token_counts import count
 from studio.providers.gemini.answer import MergedAnswer
+
+USAGE = "usageMetadata"
 
 
 @dataclass(slots=True)
@@ -75,6 +78,11 @@ def prompt_of(body: dict[str, Any]) -> str:
 
 
 def usage_counts(usage: dict[str, Any]) -> tuple[int, int, int]:
-    prompt = int(usage.get("promptTokenCount") or 0)
-    total = int(usage.get("totalTokenCount") or 0)
-    return prompt, max(total - prompt, int(usage.get("candidatesTokenCount") or 0)), total
+    """Prompt, output (everything past the prompt) and total tokens of a ``usageMetadata``."""
+    prompt = count(usage, "promptTokenCount", USAGE)
+    total = count(usage, "totalTokenCount", USAGE)
+    return prompt, max(total - prompt, count(usage, "candidatesTokenCount", USAGE)), total
+
+
+def cached_count(usage: dict[str, Any]) -> int:
+    return count(usage, "cachedContentTokenCount", USAGE)

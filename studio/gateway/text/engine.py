@@ -25,7 +25,14 @@ import orjson
 
 from studio.core import streams
 from studio.core.entries import ModelEntry, UpstreamEntry
-from studio.core.errors import BadRequest, ClientClosedRequest, GatewayError, UpstreamError
+from studio.core.errors import (
+    SHAPE_ERRORS,
+    BadRequest,
+    ClientClosedRequest,
+    GatewayError,
+    UpstreamError,
+    unreadable,
+)
 from studio.core.principal import Principal
 from studio.gateway import admission, routing, snapshot
 from studio.gateway.auth import resolve_model
@@ -203,13 +210,16 @@ async def complete(call: TextCall) -> bytes:
         record.upstream_id = upstream.id
         record.first_chunk()
         answer = parse_upstream(raw)
-        record.usage(*from_body(leg.target, answer))
-        if leg.translator is None:
-            out = _rewrite_model(call, raw)
-            answer["model"] = call.model.model_id
-        else:
-            answer = leg.translator.response(answer, leg.ctx)
-            out = orjson.dumps(answer)
+        try:
+            record.usage(*from_body(leg.target, answer))
+            if leg.translator is None:
+                out = _rewrite_model(call, raw)
+                answer["model"] = call.model.model_id
+            else:
+                answer = leg.translator.response(answer, leg.ctx)
+                out = orjson.dumps(answer)
+        except SHAPE_ERRORS as exc:
+            raise unreadable(exc) from exc
         if call.fmt == "responses":
             if call.previous_field:
                 answer["previous_response_id"] = call.body["previous_response_id"]
@@ -250,7 +260,7 @@ async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
                 pending: list[bytes] = []
                 try:
                     _passthrough(call, leg, read, tap, sent, pending)
-                except GatewayError:
+                except (GatewayError, *SHAPE_ERRORS):
                     if pending:
                         yield b"".join(pending)
                     raise
@@ -275,6 +285,8 @@ async def _relay(call: TextCall, leg: Leg) -> AsyncIterator[bytes]:
                 if name == "response.created" and call.fmt == "responses":
                     call.created = out
                 yield frame(call.fmt, name, out)
+    except SHAPE_ERRORS as exc:  # an event that is not of its protocol's shape
+        raise unreadable(exc, "stream") from exc
     finally:
         await streams.close(events)  # left early: the upstream's connection goes now
         if not call.record.submitted:  # a stream the client left was recorded already

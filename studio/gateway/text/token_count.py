@@ -16,6 +16,7 @@ from studio.gateway.text import validation as text_validation
 from studio.gateway.text.engine import parse, parse_upstream, upstream_formats
 from studio.gateway.text.tokens import estimate_input_tokens
 from studio.gateway.text_checks import refuse_nul
+from studio.gateway.token_counts import count
 from studio.providers.contracts import Capability
 from studio.providers.registry import capable, supports, token_count_upstream
 
@@ -34,7 +35,7 @@ async def count_tokens(principal: Principal, raw: bytes, headers: Mapping[str, s
             return {"input_tokens": estimate_input_tokens(body)}
         sent = orjson.dumps({**body, "model": upstream.upstream_model(model.model_id)})
         answer = parse_upstream(await token_count_upstream(upstream, model).count_tokens(sent, headers))
-        return {"input_tokens": int(answer.get("input_tokens") or 0)}
+        return {"input_tokens": count(answer, "input_tokens", "answer")}
 
     _, counted = await routing.with_failover(upstreams, attempt)
     return counted

@@ -14,6 +14,7 @@ import orjson
 
 from studio.gateway.cost import Usage
 from studio.gateway.text.tokens import estimate_request_tokens, text_tokens
+from studio.gateway.token_counts import count
 from studio.providers.sse import SSEEvent
 
 FINAL_RESPONSE_EVENTS = {"response.completed", "response.incomplete", "response.failed"}
@@ -27,19 +28,17 @@ def from_body(fmt: str, body: dict[str, Any]) -> tuple[int, int, int]:
     if not isinstance(usage, dict):
         return 0, 0, 0
     if fmt == "chat":
-        return (int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                _detail(usage, "prompt_tokens_details"))
+        return count(usage, "prompt_tokens"), count(usage, "completion_tokens"), _detail(usage, "prompt_tokens_details")
     if fmt == "messages":
-        prompt = sum(int(usage.get(k) or 0) for k in
-                     ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
-        return prompt, int(usage.get("output_tokens") or 0), int(usage.get("cache_read_input_tokens") or 0)
-    return (int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0),
-            _detail(usage, "input_tokens_details"))
+        cached = count(usage, "cache_read_input_tokens")
+        return (count(usage, "input_tokens") + cached + count(usage, "cache_creation_input_tokens"),
+                count(usage, "output_tokens"), cached)
+    return count(usage, "input_tokens"), count(usage, "output_tokens"), _detail(usage, "input_tokens_details")
 
 
 def _detail(usage: dict[str, Any], name: str) -> int:
     details = usage.get(name)
-    return int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
+    return count(details, "cached_tokens", f"usage.{name}") if isinstance(details, dict) else 0
 
 
 class UsageTap:

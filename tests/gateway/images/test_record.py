@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from studio.core.content_hash import of as hash_of
-from studio.core.errors import UpstreamError
+from studio.core.errors import UnreadableAnswer, UpstreamError
 from studio.core.images import EDITS, GENERATIONS, ImageItem, ImageJob, SourceImage
 from studio.core.principal import Principal
-from studio.gateway.images.record import ImagesRecord
+from studio.gateway.images.record import ImagesRecord, readable_usage
 from studio.gateway.media.storage import store_bytes
 from studio.models import Asset, Generation, UsageRecord
 from tests.gateway.catalog import model_entry
@@ -48,6 +48,32 @@ def test_outputs_keep_their_pre_assigned_ids_and_metadata(alice):
     usage = UsageRecord.objects.get()
     assert (usage.images, usage.total_tokens, usage.route) == (1, 105, GENERATIONS)
     assert record.items == []  # image bytes released
+
+
+def test_a_picture_that_is_not_base64_is_left_out_and_the_rest_of_the_record_written(alice):
+    record = make(alice)
+    record.items = [ImageItem(b64="x"), ImageItem(data=png("red"))]
+    record.usage = {"input_tokens": 5, "output_tokens": 100, "total_tokens": 105}
+    record.persist()  # at once: no retry of a record that can never be written
+    assert Asset.objects.get(generation_id=record.generation_id).index == 1
+    assert UsageRecord.objects.get().total_tokens == 105
+
+
+@pytest.mark.parametrize("usage", [None, {}, {"input_tokens": 5, "output_tokens": "7", "total_tokens": 12.0,
+                                              "input_tokens_details": {"cached_tokens": 1}}])
+def test_readable_usage_is_kept_as_the_vendor_sent_it(usage):
+    assert readable_usage(usage) == (usage or {})
+
+
+@pytest.mark.parametrize(("usage", "field"), [
+    ("x", "usage"), ([1], "usage"), ({"input_tokens": "x"}, "usage.input_tokens"),
+    ({"output_tokens": [1]}, "usage.output_tokens"), ({"total_tokens": -1}, "usage.total_tokens"),
+    ({"input_tokens_details": {"cached_tokens": {}}}, "usage.input_tokens_details.cached_tokens"),
+])
+def test_usage_of_another_shape_is_the_upstreams_fault(usage, field):
+    with pytest.raises(UnreadableAnswer) as caught:
+        readable_usage(usage)
+    assert field in caught.value.message and caught.value.status == 502
 
 
 def test_no_item_is_blocked_and_an_error_is_failed(alice):

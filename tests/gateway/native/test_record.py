@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from studio.core.content_hash import of as hash_of
-from studio.core.errors import UpstreamError
+from studio.core.errors import UnreadableAnswer, UpstreamError
 from studio.core.principal import Principal
 from studio.gateway.media.storage import store_bytes
 from studio.gateway.native.record import NativeRecord
@@ -112,6 +112,26 @@ def test_failure_is_recorded_with_its_status(alice):
     assert generation.status == "failed" and generation.finish_reason == ""
     assert generation.error == {"status": 502, "message": "vendor down", "code": "upstream_down"}
     assert UsageRecord.objects.get(model_id=MODEL).status_code == 502
+
+
+def test_a_usage_count_that_is_no_count_fails_the_call_and_its_record_is_still_written(alice):
+    rec = record(alice, BODY)
+    rec.add_frame(frame({"inlineData": {"mimeType": "image/png", "data": b64(png())}}, finish="STOP",
+                        usage={"promptTokenCount": 5, "candidatesTokenCount": "many", "totalTokenCount": 1295}))
+    with pytest.raises(UnreadableAnswer, match="usageMetadata.candidatesTokenCount"):
+        rec.check_usage()
+    rec.error = UnreadableAnswer("unreadable")
+    rec.persist()  # the usage set aside: nothing in it stops the write (or would make it retried)
+    usage = UsageRecord.objects.get(model_id=MODEL)
+    assert (usage.status_code, usage.input_tokens, usage.output_tokens) == (502, 0, 0)
+
+
+def test_readable_usage_passes_the_check(alice):
+    rec = record(alice, BODY)
+    rec.add_frame(frame({"text": "hi"}, finish="STOP",
+                        usage={"promptTokenCount": 5, "candidatesTokenCount": 7, "totalTokenCount": 12}))
+    rec.check_usage()
+    assert rec.result().usage["totalTokenCount"] == 12
 
 
 def test_outputs_stored_during_the_stream_are_not_stored_twice(alice):
