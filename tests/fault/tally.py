@@ -1,4 +1,5 @@
-"""The fault suite's counts (requests tried, 5xx, leaks, listener hits, tasks lost), printed at the end."""
+"""The fault suite's counts (requests tried, 5xx, leaks, listener hits, tasks lost, vendor answers
+of the wrong shape that went wrong), printed at the end."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections import Counter
 counts: Counter[str] = Counter()
 NAMES = ("requests tried", "unexpected 5xx", "4xx without the family's body", "2xx without a usage record",
          "cross-user leaks", "SSRF attempts", "listener hits", "fault scenarios", "records written twice",
-         "tasks lost")
+         "tasks lost", "vendor answers gone wrong")
 
 
 def add(name: str, n: int = 1) -> None:

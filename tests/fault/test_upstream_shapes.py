@@ -171,7 +171,7 @@ async def _sweep(client, route: str, body: dict[str, Any], family: str, headers:
         try:
             response = await client.post(route, json=body, headers=headers)
         except Exception as exc:  # the application raised: the answer was cut off
-            tally.add("answers gone wrong")
+            tally.add("vendor answers gone wrong")
             failures.append(f"{change}: {type(exc).__name__}: {exc}")
             continue
         status = response.status_code
@@ -186,7 +186,7 @@ async def _sweep(client, route: str, body: dict[str, Any], family: str, headers:
                 orjson.loads(response.content)
             why = ""
         if why:
-            tally.add("answers gone wrong")
+            tally.add("vendor answers gone wrong")
             failures.append(f"{change}: {why}")
     return failures
 
