@@ -161,11 +161,13 @@ def _headers(secret: str) -> dict[str, str]:
 
 
 async def _sweep(client, route: str, body: dict[str, Any], family: str, headers: dict[str, str],
-                 current: list[object], changed, *, streamed: bool) -> list[str]:
-    """Send ``body`` once for each changed answer (``current`` is what the vendor answers); what
-    went wrong with each."""
+                 current: list[object], changed, *, streamed: bool) -> tuple[list[str], int]:
+    """Send ``body`` once for each changed answer (``current`` is what the vendor answers): what
+    went wrong with each, and how many calls were made."""
     failures = []
+    sent = 0
     for change, variant, ending_changed in changed:
+        sent += 1
         current[:] = [variant]
         tally.add("requests tried")
         try:
@@ -188,7 +190,16 @@ async def _sweep(client, route: str, body: dict[str, Any], family: str, headers:
         if why:
             tally.add("vendor answers gone wrong")
             failures.append(f"{change}: {why}")
-    return failures
+    return failures, sent
+
+
+async def _records() -> int:
+    """Usage rows written so far (every call writes one, failed or not)."""
+    from studio.gateway import recording
+    from studio.models import UsageRecord
+
+    await recording.drain()
+    return await UsageRecord.objects.acount()
 
 
 def _answers(valid: object):
@@ -216,8 +227,11 @@ async def test_a_text_answer_of_the_wrong_shape_is_a_502_or_the_streams_error_ev
     first = await client.post(route, json=body, headers=headers)
     assert first.status_code == 200 and not (streamed and stream_verdict(family, 200, first.text)), first.text
     path = vendor.requests[-1].split(" ")[1].split("?")[0]
-    failures = await _sweep(client, route, body, family, headers, current, _answers(valid(path)), streamed=streamed)
+    before = await _records()
+    failures, sent = await _sweep(client, route, body, family, headers, current, _answers(valid(path)),
+                                  streamed=streamed)
     assert not failures, "\n".join(failures)
+    assert await _records() - before == sent  # each call recorded once, failed or not
 
 
 IMAGE_USAGE = {"input_tokens": 5, "output_tokens": 272, "total_tokens": 277,
@@ -243,8 +257,14 @@ MEDIA_CASES = [
     ("native streamed", "gemini", "/v1beta", "delta-3.1-flash-image",
      "/v1/models/delta-3.1-flash-image:streamGenerateContent?alt=sse", NATIVE_BODY, "native",
      Events([(None, {"candidates": [{"content": {"role": "model", "parts": [{"text": "a red hat"}]}, "index": 0}],
+                     "usageMetadata": {"promptTokenCount": 5, "totalTokenCount": 5},
                      "modelVersion": "vendor-model", "responseId": "r1"}),
              (None, GEMINI_IMAGE)])),
+    ("native streamed, usage before the last chunk", "gemini", "/v1beta", "delta-3.1-flash-image",
+     "/v1/models/delta-3.1-flash-image:streamGenerateContent?alt=sse", NATIVE_BODY, "native",
+     Events([(None, {"candidates": [{"content": {"role": "model", "parts": [{"text": "a red hat"}]}, "index": 0}],
+                     "usageMetadata": GEMINI_IMAGE["usageMetadata"], "modelVersion": "vendor-model"}),
+             (None, {k: v for k, v in GEMINI_IMAGE.items() if k != "usageMetadata"})])),
     ("video protocol A", "ark", "/api/v3", "alpha-2.0-fast", "/v1/alpha/video/generations",
      {"model": "alpha-2.0-fast", "content": [{"type": "text", "text": "tide"}]}, "ark", {"id": "cgt-1"}),
     ("video protocol B", "dashscope", "/api/v1", "beta2.7-t2v", "/v1/beta/video/generations",
@@ -270,6 +290,9 @@ EMBEDDING_CASES = [
     ("messages count_tokens", "anthropic", "/v1", MODEL, "/v1/messages/count_tokens",
      {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}, "messages", {"input_tokens": 3}),
 ]
+# Routes that write no usage row of their own (a video task's is written when it ends; a count
+# costs nothing).
+UNRECORDED = ("/v1/alpha/", "/v1/beta/", "/v1/video/", "/v1/messages/count_tokens")
 # A video task's poll, answered as running (the create's answer is the one changed).
 POLLED = {"ark": {"id": "cgt-1", "model": "vendor-model", "status": "running"},
           "dashscope": {"request_id": "r2", "output": {"task_id": "t1", "task_status": "RUNNING"}}}
@@ -292,5 +315,8 @@ async def test_a_media_embedding_or_count_answer_of_the_wrong_shape_is_the_famil
     first = await client.post(route, json=body, headers=headers)
     assert first.status_code == 200, first.text
     streamed = isinstance(valid, Events)
-    failures = await _sweep(client, route, body, family, headers, current, _answers(valid), streamed=streamed)
+    before = await _records()
+    failures, sent = await _sweep(client, route, body, family, headers, current, _answers(valid), streamed=streamed)
     assert not failures, "\n".join(failures)
+    if not route.startswith(UNRECORDED):
+        assert await _records() - before == sent  # each call recorded once, failed or not

@@ -93,12 +93,7 @@ async def generate(call: NativeCall) -> bytes | bytearray:
     call.record.first_chunk()
     body = name_platform_model(body, call.model.model_id)
     call.record.add_frame(body)
-    try:
-        call.record.check_usage()
-    except GatewayError as exc:
-        call.record.fail(exc)
-        raise
-    call.record.finish()
+    _finish(call.record)
     await recording.room()
     return body
 
@@ -159,8 +154,19 @@ async def stream(call: NativeCall, *, passing: bool = False) -> AsyncIterator[by
     except BaseException as exc:  # client went away or the task was cancelled
         record.fail(GatewayError(f"stream interrupted: {type(exc).__name__}"))
         raise
-    record.finish()
+    _finish(record)
     await recording.room()
+
+
+def _finish(record: NativeRecord) -> None:
+    """Hand the record over: failed, when its usage holds a count that is none (the stream's
+    final frame checks its own as it passes; one of an earlier frame may be the one kept)."""
+    try:
+        record.check_usage()
+    except GatewayError as exc:
+        record.fail(exc)
+        raise
+    record.finish()
 
 
 @dataclass(slots=True)
