@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import models
+
+from studio.core.errors import UnreadableAnswer
 
 
 class VideoStatus(models.TextChoices):
@@ -49,6 +52,21 @@ StateMap = dict[str, VideoStatus]
 # The error code of a task its upstream does not know (any protocol): failed for good, once the
 # task is older than the grace period a just-created task may need to become visible upstream.
 TASK_NOT_FOUND = "TaskNotFound"
+# The error code of a task failed because its upstream's answers about it could not be read
+# (``STUDIO_VIDEO_UNREADABLE_POLLS`` queries in a row).
+UNREADABLE = "UpstreamUnreadable"
+
+
+def text_field(record: Mapping[str, Any], name: str, where: str = "") -> str:
+    """A text field of a task record (its state word, a media address): absent or null reads as
+    "", a string as itself; anything else means the record is not of its protocol's shape."""
+    value = record.get(name)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise UnreadableAnswer(f"the upstream's task record has a '{where}{name}' that is not a string "
+                           f"(a {type(value).__name__})", param=f"{where}{name}")
 
 
 def map_state(states: StateMap, raw: str) -> str:

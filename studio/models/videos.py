@@ -63,6 +63,8 @@ class VideoTask(models.Model):
     # Poll schedule and lease: a worker owns the row until ``lease_expires_at``.
     next_poll_at = models.DateTimeField(default=timezone.now)
     poll_attempts = models.PositiveIntegerField(default=0)
+    unreadable_polls = models.PositiveIntegerField(
+        default=0, help_text="Polls in a row whose answer was not of the upstream protocol's shape.")
     last_polled_at = models.DateTimeField(null=True, blank=True)
     lease_owner = models.CharField(max_length=80, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)

@@ -29,7 +29,8 @@ class FakeVendor:
         status, reply = self.replies.get((scope["method"], scope["path"]), (404, {"message": "no route"}))
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json")]})
-        await send({"type": "http.response.body", "body": orjson.dumps(reply)})
+        body = reply if isinstance(reply, bytes) else orjson.dumps(reply)  # bytes: a body that is not JSON
+        await send({"type": "http.response.body", "body": body})
 
 
 def mount_vendors(base: str) -> Iterator[Callable[[dict], FakeVendor]]:

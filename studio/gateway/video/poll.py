@@ -10,8 +10,8 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from studio.core.entries import UpstreamEntry
-from studio.core.errors import GatewayError, UpstreamError
-from studio.core.video_states import TASK_NOT_FOUND
+from studio.core.errors import GatewayError, UnreadableAnswer, UpstreamError
+from studio.core.video_states import TASK_NOT_FOUND, UNREADABLE, UpstreamVideoState, VideoStatus
 from studio.gateway import snapshot
 from studio.gateway.video import settings as video_settings
 from studio.gateway.video.apply import apply_state, expire
@@ -70,6 +70,20 @@ async def _cancel_quietly(task: VideoTask) -> None:
         logger.info("cancelling expired task %s upstream failed", task.id)
 
 
+async def fail_unreadable(task: VideoTask, polls: int, message: str) -> bool:
+    """Fail a task whose upstream's last ``polls`` answers about it could not be read: its state
+    cannot be known, so it ends now (its reservation released, its video slot freed) rather than
+    running until the maximum task age; the upstream is asked to cancel it."""
+    state = UpstreamVideoState(status=VideoStatus.FAILED, upstream_status=task.upstream_status,
+                               record=task.upstream_record, error_code=UNREADABLE,
+                               error_message=f"the upstream's answers to {polls} queries of the task in a row "
+                                             f"could not be read; the last: {message}")
+    changed = await apply_state(task, state)
+    if changed:
+        await _cancel_quietly(task)
+    return changed
+
+
 def next_delay(attempts: int) -> float:
     schedule = video_settings.poll_schedule()
     return schedule[min(attempts, len(schedule) - 1)]
@@ -81,17 +95,27 @@ async def process(task_id: str, worker_id: str) -> None:
     if task is None:
         return
     error = ""
+    unreadable = 0
     try:
         await poll_task(task)
+    except UnreadableAnswer as exc:
+        error, unreadable = exc.message, task.unreadable_polls + 1
+        logger.info("polling video task %s: answer %d in a row not readable: %s", task_id, unreadable, exc.message)
     except GatewayError as exc:
         error = exc.message
         logger.info("polling video task %s failed: %s", task_id, exc.message)
     except Exception as exc:
         error = repr(exc)
         logger.exception("polling video task %s failed", task_id)
+    if unreadable >= video_settings.unreadable_polls():
+        try:
+            await fail_unreadable(task, unreadable, error)
+        except Exception:  # asked again at the next poll
+            logger.exception("failing video task %s failed", task_id)
     now = timezone.now()
     await VideoTask.objects.filter(id=task_id, lease_owner=worker_id).aupdate(
         lease_owner="", lease_expires_at=None, last_polled_at=now, poll_attempts=task.poll_attempts + 1,
+        unreadable_polls=unreadable,
         next_poll_at=now + timedelta(seconds=next_delay(task.poll_attempts + (3 if error else 0))),
     )
 

@@ -26,6 +26,11 @@ def not_found_grace() -> float:
     return float(settings.STUDIO_VIDEO_NOT_FOUND_GRACE)
 
 
+def unreadable_polls() -> int:
+    """Polls in a row whose answer cannot be read after which the task fails (at least 1)."""
+    return max(int(settings.STUDIO_VIDEO_UNREADABLE_POLLS), 1)
+
+
 def lease_seconds() -> float:
     return float(settings.STUDIO_VIDEO_LEASE_SECONDS)
 

@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from studio.core.errors import BadRequest, GatewayError, UpstreamError
-from studio.core.video_states import TASK_NOT_FOUND, StateMap, UpstreamVideoState, VideoStatus, map_state
+from studio.core.errors import BadRequest, GatewayError, UnreadableAnswer, UpstreamError
+from studio.core.video_states import (
+    TASK_NOT_FOUND,
+    StateMap,
+    UpstreamVideoState,
+    VideoStatus,
+    map_state,
+    text_field,
+)
 from studio.providers.contracts import CallbackRecord
 
 if TYPE_CHECKING:
@@ -64,7 +71,11 @@ class ArkTasksMixin(_Base):
     def parse_callback(self, payload: Any) -> CallbackRecord:
         if not isinstance(payload, dict) or not isinstance(payload.get("id"), str) or not payload["id"]:
             raise BadRequest("the callback body is not a task record: 'id' is missing", param="id")
-        return CallbackRecord(upstream_task_id=payload["id"], state=ark_video_state(payload))
+        try:
+            state = ark_video_state(payload)
+        except UnreadableAnswer as exc:  # the upstream posted it: its own 400, naming the field
+            raise BadRequest(f"the callback body is not a task record: {exc.message}", param=exc.param) from None
+        return CallbackRecord(upstream_task_id=payload["id"], state=state)
 
 
 def task_not_found_record(task_id: str, message: str) -> dict[str, Any]:
@@ -75,15 +86,15 @@ def task_not_found_record(task_id: str, message: str) -> dict[str, Any]:
 
 
 def ark_video_state(record: dict[str, Any]) -> UpstreamVideoState:
-    raw = str(record.get("status") or "")
+    raw = text_field(record, "status")
     content = record.get("content") if isinstance(record.get("content"), dict) else {}
     error = record.get("error") if isinstance(record.get("error"), dict) else {}
     return UpstreamVideoState(
         status=map_state(STATES, raw.lower()),
         upstream_status=raw,
         record=record,
-        video_url=str(content.get("video_url") or ""),
-        last_frame_url=str(content.get("last_frame_url") or ""),
+        video_url=text_field(content, "video_url", "content."),
+        last_frame_url=text_field(content, "last_frame_url", "content."),
         error_code=str(error.get("code") or ""),
         error_message=str(error.get("message") or ""),
     )
@@ -93,7 +104,9 @@ def _json(response: Any) -> dict[str, Any]:
     try:
         value = response.json()
     except ValueError:
+        # Not JSON at all (a proxy's error page, a body cut short): a fault that passes.
         raise UpstreamError("the upstream answered with a body that is not JSON") from None
     if not isinstance(value, dict):
-        raise UpstreamError("the upstream answered with an unexpected JSON body")
+        # JSON of another shape: the upstream does not speak this protocol.
+        raise UnreadableAnswer("the upstream answered with a JSON body that is not an object")
     return value

@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from studio.core.errors import BadRequest, UpstreamError, UpstreamRejected
-from studio.core.video_states import StateMap, UpstreamVideoState, VideoStatus, map_state
+import orjson
+
+from studio.core.errors import BadRequest, UnreadableAnswer, UpstreamError, UpstreamRejected
+from studio.core.video_states import StateMap, UpstreamVideoState, VideoStatus, map_state, text_field
 from studio.providers.base import BaseUrlRule, Provider, json_body
 from studio.providers.contracts import CallbackRecord, Capability
 from studio.providers.dashscope.errors import map_error
@@ -55,9 +57,12 @@ class DashScopeProvider(Provider):
 
     async def video_get(self, task_id: str) -> dict[str, Any]:
         response = await self.request("GET", f"{TASKS_PATH}/{task_id}")
-        data = json_body(response.content)
-        if not data:
-            raise UpstreamError("the upstream answered the task query with a body that is not a JSON object")
+        try:
+            data = orjson.loads(response.content)
+        except orjson.JSONDecodeError:  # a proxy's error page, a body cut short: a fault that passes
+            raise UpstreamError("the upstream answered the task query with a body that is not JSON") from None
+        if not isinstance(data, dict) or not data:  # the upstream does not speak this protocol
+            raise UnreadableAnswer("the upstream answered the task query with JSON that is not a task record")
         return data
 
     async def video_cancel(self, task_id: str) -> None:
@@ -72,7 +77,7 @@ class DashScopeProvider(Provider):
 
 def dashscope_video_state(record: dict[str, Any]) -> UpstreamVideoState:
     output = record.get("output") if isinstance(record.get("output"), dict) else {}
-    raw = str(output.get("task_status") or "")
+    raw = text_field(output, "task_status", "output.")
     # Failed tasks carry code/message in ``output`` (official) or at the top level (seen in relays).
     code = output.get("code") or record.get("code") or ""
     message = output.get("message") or record.get("message") or ""
@@ -80,8 +85,8 @@ def dashscope_video_state(record: dict[str, Any]) -> UpstreamVideoState:
         status=map_state(STATES, raw.upper()),
         upstream_status=raw,
         record=record,
-        video_url=str(output.get("video_url") or ""),
-        last_frame_url=str(output.get("last_frame_url") or ""),
+        video_url=text_field(output, "video_url", "output."),
+        last_frame_url=text_field(output, "last_frame_url", "output."),
         error_code=str(code),
         error_message=str(message),
     )

@@ -125,3 +125,50 @@ async def test_no_task_is_polled_past_the_maximum_age(alice, make_task, ark, set
     assert await poll.poll_task(task) is True
     assert (task.status, task.error_code) == ("expired", "TaskExpired")
     assert [r["method"] for r in fake.requests] == ["DELETE"]
+
+
+async def _process_once(task_id: str) -> VideoTask:
+    assert await sync_to_async(leases.claim)(task_id, "w1")
+    await poll.process(task_id, "w1")
+    return await VideoTask.objects.aget(id=task_id)
+
+
+async def test_a_task_whose_answers_cannot_be_read_fails_after_so_many_in_a_row(alice, make_task, ark, settings):
+    from studio.models import UsageRecord
+
+    settings.STUDIO_VIDEO_UNREADABLE_POLLS = 3
+    fake, _ = ark
+    fake.replies[("GET", f"{TASKS}/cgt-up-1")] = (200, {"id": "cgt-up-1", "status": ["running"]})
+    fake.replies[("DELETE", f"{TASKS}/cgt-up-1")] = (200, {})
+    task = await sync_to_async(make_task)(alice.user)
+    for n in (1, 2):  # not yet: the next answer may be readable
+        row = await _process_once(task.id)
+        assert (row.status, row.unreadable_polls, row.error_code) == ("running", n, "")
+    row = await _process_once(task.id)
+    assert (row.status, row.error_code) == ("failed", "UpstreamUnreadable")
+    assert "3 queries of the task in a row" in row.error_message and "'status'" in row.error_message
+    assert row.finished_at is not None and row.settled and row.cost_usd == 0
+    assert [(r["method"]) for r in fake.requests] == ["GET", "GET", "GET", "DELETE"]  # cancelled upstream
+    usage = await UsageRecord.objects.aget(route="video.ark", user_id=alice.user.id)
+    assert (usage.status_code, usage.cost_usd) == (502, 0)
+
+
+async def test_a_readable_answer_starts_the_count_of_unreadable_ones_again(alice, make_task, ark, settings):
+    settings.STUDIO_VIDEO_UNREADABLE_POLLS = 2
+    fake, _ = ark
+    unreadable = (200, {"id": "cgt-up-1", "status": "running", "content": {"video_url": 7}})
+    task = await sync_to_async(make_task)(alice.user)
+    for reply, count in ((unreadable, 1), ((200, {"id": "cgt-up-1", "status": "running"}), 0), (unreadable, 1)):
+        fake.replies[("GET", f"{TASKS}/cgt-up-1")] = reply
+        row = await _process_once(task.id)
+        assert (row.status, row.unreadable_polls) == ("running", count)
+
+
+async def test_answers_that_are_not_json_are_a_passing_fault_not_counted(alice, make_task, ark, settings):
+    settings.STUDIO_VIDEO_UNREADABLE_POLLS = 1
+    fake, _ = ark
+    fake.replies[("GET", f"{TASKS}/cgt-up-1")] = (200, b"<html>502 bad gateway</html>")
+    task = await sync_to_async(make_task)(alice.user)
+    for _ in range(2):
+        row = await _process_once(task.id)
+        assert (row.status, row.unreadable_polls) == ("running", 0)

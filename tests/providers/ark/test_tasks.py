@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.core.errors import BadRequest, RateLimited, UpstreamError, UpstreamRejected
+from studio.core.errors import BadRequest, RateLimited, UnreadableAnswer, UpstreamError, UpstreamRejected
 from studio.providers.ark.provider import ArkProvider
 from studio.providers.ark.tasks import ark_video_state
 from tests.providers.video_fakes import mount_vendors, upstream
@@ -107,3 +107,34 @@ async def test_a_task_the_upstream_does_not_know_reads_as_failed(vendor):
     p = provider()
     state = p.video_state(await p.video_get("cgt-gone"))
     assert state.terminal and state.status == "failed" and state.error_code == "TaskNotFound"
+
+
+@pytest.mark.parametrize(("record", "field"), [
+    ({"status": ["succeeded"]}, "status"),
+    ({"status": 3}, "status"),
+    ({"status": "succeeded", "content": {"video_url": ["https://ark-result/v.mp4"]}}, "content.video_url"),
+    ({"status": "succeeded", "content": {"video_url": "https://r/v.mp4", "last_frame_url": 5}},
+     "content.last_frame_url"),
+])
+def test_a_record_whose_state_or_address_is_no_string_is_unreadable(record, field):
+    with pytest.raises(UnreadableAnswer) as caught:
+        ark_video_state(record)
+    assert caught.value.param == field and f"'{field}'" in caught.value.message
+    assert not caught.value.retryable
+
+
+async def test_a_posted_record_of_the_wrong_shape_is_a_bad_request_naming_the_field():
+    with pytest.raises(BadRequest) as caught:
+        provider().parse_callback({"id": "cgt-9", "status": {"state": "succeeded"}})
+    assert caught.value.param == "status" and caught.value.status == 400
+
+
+async def test_a_query_answer_that_is_json_but_no_object_is_unreadable_and_one_not_json_a_passing_fault(vendor):
+    fake = vendor({("GET", f"{TASKS}/cgt-list"): (200, ["cgt-list"]),
+                   ("GET", f"{TASKS}/cgt-html"): (200, b"<html>bad gateway</html>")})
+    with pytest.raises(UnreadableAnswer):
+        await provider().video_get("cgt-list")
+    with pytest.raises(UpstreamError) as caught:
+        await provider().video_get("cgt-html")
+    assert not isinstance(caught.value, UnreadableAnswer) and caught.value.retryable
+    assert len(fake.requests) == 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.core.errors import BadRequest, UpstreamError, UpstreamRejected
+from studio.core.errors import BadRequest, UnreadableAnswer, UpstreamError, UpstreamRejected
 from studio.providers.dashscope.provider import DashScopeProvider, dashscope_video_state
 from tests.providers.video_fakes import mount_vendors, upstream
 
@@ -113,3 +113,25 @@ async def test_cancel_refused_by_the_vendor_is_a_typed_rejection(vendor):
     with pytest.raises(UpstreamRejected) as info:
         await provider().video_cancel("t-2")
     assert info.value.code == "UnsupportedOperation"
+
+
+@pytest.mark.parametrize(("output", "field"), [
+    ({"task_status": ["SUCCEEDED"]}, "output.task_status"),
+    ({"task_status": "SUCCEEDED", "video_url": {"url": "https://r/v.mp4"}}, "output.video_url"),
+])
+def test_a_record_whose_state_or_address_is_no_string_is_unreadable(output, field):
+    with pytest.raises(UnreadableAnswer) as caught:
+        dashscope_video_state({"request_id": "r", "output": output})
+    assert caught.value.param == field and not caught.value.retryable
+
+
+async def test_a_query_answer_that_is_json_but_no_record_is_unreadable_and_one_not_json_a_passing_fault(vendor):
+    tasks = "/api/v1/tasks"
+    vendor({("GET", f"{tasks}/t-list"): (200, ["t-list"]), ("GET", f"{tasks}/t-empty"): (200, {}),
+            ("GET", f"{tasks}/t-html"): (200, b"<html>bad gateway</html>")})
+    for task_id in ("t-list", "t-empty"):
+        with pytest.raises(UnreadableAnswer):
+            await provider().video_get(task_id)
+    with pytest.raises(UpstreamError) as caught:
+        await provider().video_get("t-html")
+    assert not isinstance(caught.value, UnreadableAnswer) and caught.value.retryable
