@@ -115,12 +115,17 @@ async def apply_state(task: VideoTask, state: UpstreamVideoState) -> bool:
     return True
 
 
+async def end_here(task: VideoTask, status: str, code: str, message: str) -> bool:
+    """End an unfinished task on the gateway's own account (its upstream's record kept as it was)."""
+    state = UpstreamVideoState(status=status, upstream_status=task.upstream_status, record=task.upstream_record,
+                               error_code=code, error_message=message)
+    return await apply_state(task, state)
+
+
 async def expire(task: VideoTask) -> bool:
     """Mark an unfinished task ``expired`` once ``execution_expires_after`` has elapsed."""
-    state = UpstreamVideoState(status=VideoStatus.EXPIRED, upstream_status=task.upstream_status,
-                               record=task.upstream_record, error_code="TaskExpired",
-                               error_message="the task did not finish before execution_expires_after elapsed")
-    return await apply_state(task, state)
+    return await end_here(task, VideoStatus.EXPIRED, "TaskExpired",
+                          "the task did not finish before execution_expires_after elapsed")
 
 
 def _copy_into(task: VideoTask, fresh: VideoTask) -> None:

@@ -11,10 +11,10 @@ from django.utils import timezone
 
 from studio.core.entries import UpstreamEntry
 from studio.core.errors import GatewayError, UnreadableAnswer, UpstreamError
-from studio.core.video_states import TASK_NOT_FOUND, UNREADABLE, UpstreamVideoState, VideoStatus
+from studio.core.video_states import TASK_NOT_FOUND, UNREADABLE, VideoStatus
 from studio.gateway import snapshot
 from studio.gateway.video import settings as video_settings
-from studio.gateway.video.apply import apply_state, expire
+from studio.gateway.video.apply import apply_state, end_here, expire
 from studio.gateway.video.leases import WORKER_ID, claim
 from studio.models import Upstream
 from studio.models.videos import VideoTask
@@ -74,11 +74,9 @@ async def fail_unreadable(task: VideoTask, polls: int, message: str) -> bool:
     """Fail a task whose upstream's last ``polls`` answers about it could not be read: its state
     cannot be known, so it ends now (its reservation released, its video slot freed) rather than
     running until the maximum task age; the upstream is asked to cancel it."""
-    state = UpstreamVideoState(status=VideoStatus.FAILED, upstream_status=task.upstream_status,
-                               record=task.upstream_record, error_code=UNREADABLE,
-                               error_message=f"the upstream's answers to {polls} queries of the task in a row "
-                                             f"could not be read; the last: {message}")
-    changed = await apply_state(task, state)
+    changed = await end_here(task, VideoStatus.FAILED, UNREADABLE,
+                             f"the upstream's answers to {polls} queries of the task in a row could not be read; "
+                             f"the last: {message}")
     if changed:
         await _cancel_quietly(task)
     return changed
@@ -95,23 +93,24 @@ async def process(task_id: str, worker_id: str) -> None:
     if task is None:
         return
     error = ""
-    unreadable = 0
+    unreadable = task.unreadable_polls  # only a readable answer starts the count again
     try:
         await poll_task(task)
+        unreadable = 0
     except UnreadableAnswer as exc:
-        error, unreadable = exc.message, task.unreadable_polls + 1
+        error, unreadable = exc.message, unreadable + 1
         logger.info("polling video task %s: answer %d in a row not readable: %s", task_id, unreadable, exc.message)
+        if unreadable >= video_settings.unreadable_polls():
+            try:
+                await fail_unreadable(task, unreadable, exc.message)
+            except Exception:  # asked again at the next unreadable answer
+                logger.exception("failing video task %s failed", task_id)
     except GatewayError as exc:
         error = exc.message
         logger.info("polling video task %s failed: %s", task_id, exc.message)
     except Exception as exc:
         error = repr(exc)
         logger.exception("polling video task %s failed", task_id)
-    if unreadable >= video_settings.unreadable_polls():
-        try:
-            await fail_unreadable(task, unreadable, error)
-        except Exception:  # asked again at the next poll
-            logger.exception("failing video task %s failed", task_id)
     now = timezone.now()
     await VideoTask.objects.filter(id=task_id, lease_owner=worker_id).aupdate(
         lease_owner="", lease_expires_at=None, last_polled_at=now, poll_attempts=task.poll_attempts + 1,

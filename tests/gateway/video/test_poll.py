@@ -154,11 +154,13 @@ async def test_a_task_whose_answers_cannot_be_read_fails_after_so_many_in_a_row(
 
 
 async def test_a_readable_answer_starts_the_count_of_unreadable_ones_again(alice, make_task, ark, settings):
-    settings.STUDIO_VIDEO_UNREADABLE_POLLS = 2
+    settings.STUDIO_VIDEO_UNREADABLE_POLLS = 3
     fake, _ = ark
     unreadable = (200, {"id": "cgt-up-1", "status": "running", "content": {"video_url": 7}})
     task = await sync_to_async(make_task)(alice.user)
-    for reply, count in ((unreadable, 1), ((200, {"id": "cgt-up-1", "status": "running"}), 0), (unreadable, 1)):
+    fault = (500, {"error": {"code": "InternalServiceError"}})  # no answer read: the count stands
+    for reply, count in ((unreadable, 1), (fault, 1), (unreadable, 2), ((200, {"id": "cgt-up-1", "status": "running"}), 0),
+                         (unreadable, 1)):
         fake.replies[("GET", f"{TASKS}/cgt-up-1")] = reply
         row = await _process_once(task.id)
         assert (row.status, row.unreadable_polls) == ("running", count)
