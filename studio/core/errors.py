@@ -138,11 +138,34 @@ class UnreadableAnswer(UpstreamError):
     retryable = False
 
 
+# The places an unreadable answer was met (what was read, the error's type, the line that raised
+# it) whose traceback this process has logged: each is logged with it once, then in one line.
+_traced: set[tuple[str, type, str, int]] = set()
+_TRACED_MAX = 1024
+
+
+def _raised_at(exc: BaseException) -> tuple[str, int]:
+    tb = exc.__traceback__
+    if tb is None:
+        return "", 0
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename, tb.tb_lineno
+
+
 def unreadable(exc: BaseException, what: str = "answer") -> UnreadableAnswer:
     """The typed error for ``exc`` (one of ``SHAPE_ERRORS``) raised while reading the upstream's
-    ``what``; the cause is logged with its traceback, so a fault of the gateway's own reading
-    would show there."""
-    logger.warning("the upstream's %s could not be read", what, exc_info=exc)
+    ``what``. The cause is logged with its traceback the first time a place meets it, so a fault of
+    the gateway's own reading would show there; after that in one line, so an upstream answering
+    thousands of such bodies does not flood the log."""
+    place = (what, type(exc), *_raised_at(exc))
+    if place in _traced:
+        logger.warning("the upstream's %s could not be read: %s: %s", what, type(exc).__name__, exc)
+    else:
+        if len(_traced) >= _TRACED_MAX:
+            _traced.clear()
+        _traced.add(place)
+        logger.warning("the upstream's %s could not be read", what, exc_info=exc)
     return UnreadableAnswer(f"the upstream's {what} does not have the shape its protocol gives it "
                             "(a field of another type, or one left out)")
 

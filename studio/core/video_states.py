@@ -69,6 +69,19 @@ def text_field(record: Mapping[str, Any], name: str, where: str = "") -> str:
                            f"(a {type(value).__name__})", param=f"{where}{name}")
 
 
+def created_task_id(record: Any, name: str, where: str = "") -> str:
+    """The task id of a create call's 2xx answer. The upstream may have made the task whatever
+    the answer looks like, so an answer without a readable id is an ``UnreadableAnswer`` (not
+    retried: a retry on another upstream could make the task twice)."""
+    value = record.get(name) if isinstance(record, Mapping) else None
+    if isinstance(value, str) and value:
+        return value
+    found = "none" if value is None or value == "" else f"a {type(value).__name__}"
+    raise UnreadableAnswer(f"the upstream accepted the video task but its answer has no task id in "
+                           f"'{where}{name}' ({found}); not retried, as the task may have been made",
+                           param=f"{where}{name}")
+
+
 def map_state(states: StateMap, raw: str) -> str:
     """A vendor's state word as a ``VideoStatus``; an unknown word keeps the task running
     (tolerant, reference §4.3) and an empty one means it has not started."""

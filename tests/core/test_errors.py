@@ -71,3 +71,23 @@ def test_an_unreadable_answer_is_a_502_that_is_not_retried_and_logs_its_cause(ca
     assert "the upstream's stream does not have the shape its protocol gives it" in error.message
     assert "KeyError" not in error.message  # the client is told what went wrong, not how the reading failed
     assert any(record.exc_info and record.exc_info[0] is KeyError for record in caplog.records)
+
+
+def _read_choices(answer: dict) -> object:
+    return answer["choices"]
+
+
+def test_an_unreadable_answer_met_again_at_the_same_place_is_logged_in_one_line(caplog):
+    def meet(answer: dict, what: str = "answer") -> None:
+        try:
+            _read_choices(answer)
+        except KeyError as exc:
+            errors.unreadable(exc, what)
+
+    for _ in range(3):
+        meet({})
+    traced = [r for r in caplog.records if r.exc_info]
+    assert len(traced) == 1 and len(caplog.records) == 3
+    assert "KeyError" in caplog.records[-1].getMessage() and "'choices'" in caplog.records[-1].getMessage()
+    meet({}, "stream")  # another reading: its own traceback
+    assert len([r for r in caplog.records if r.exc_info]) == 2

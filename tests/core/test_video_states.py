@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
+from studio.core.errors import UnreadableAnswer
 from studio.core.video_states import (
     ACTIVE_STATUSES,
     TERMINAL_STATUSES,
     UpstreamVideoState,
     VideoStatus,
+    created_task_id,
     is_terminal,
     map_state,
 )
@@ -35,3 +39,11 @@ def test_state_reports_whether_it_is_final():
                               video_url="https://cdn.test/v.mp4")
     running = UpstreamVideoState(status=VideoStatus.RUNNING, upstream_status="running", record={})
     assert done.terminal and not running.terminal
+
+
+def test_a_created_task_id_is_a_non_empty_string_or_the_answer_is_unreadable():
+    assert created_task_id({"id": "cgt-1"}, "id") == "cgt-1"
+    for answer in ({}, {"id": None}, {"id": ""}, {"id": 5}, ["cgt-1"], None):
+        with pytest.raises(UnreadableAnswer) as info:
+            created_task_id(answer, "task_id", "output.")
+        assert info.value.param == "output.task_id" and not info.value.retryable

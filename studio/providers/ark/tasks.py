@@ -15,6 +15,7 @@ from studio.core.video_states import (
     StateMap,
     UpstreamVideoState,
     VideoStatus,
+    created_task_id,
     map_state,
     text_field,
 )
@@ -46,10 +47,11 @@ class ArkTasksMixin(_Base):
     async def video_create(self, body: dict[str, Any]) -> str:
         """``POST /api/v3/contents/generations/tasks`` → ``{"id": "cgt-…"}``."""
         response = await self.request("POST", TASKS_PATH, json=body)
-        task_id = _json(response).get("id")
-        if not task_id:
-            raise UpstreamError("the upstream accepted the video task but returned no task id")
-        return str(task_id)
+        try:
+            answer = response.json()
+        except ValueError:  # accepted (2xx): the task may exist, so the answer is not retried
+            answer = None
+        return created_task_id(answer, "id")
 
     async def video_get(self, task_id: str) -> dict[str, Any]:
         """The task's record; a task the upstream no longer knows (404) is a failed record."""

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from studio.core import video_states
 from studio.core.errors import BadRequest, UnreadableAnswer, UpstreamError, UpstreamRejected
 from studio.core.video_states import StateMap, UpstreamVideoState, VideoStatus, map_state, text_field
 from studio.providers.base import BaseUrlRule, Provider, json_body
@@ -47,13 +48,14 @@ class DashScopeProvider(Provider):
         path = KEYFRAMES_PATH if "kf2v" in str(body.get("model") or "") else SYNTHESIS_PATH
         response = await self.request("POST", path, json=body, headers={"X-DashScope-Async": "enable"})
         data = json_body(response.content)
-        output = data.get("output") if isinstance(data.get("output"), dict) else {}
-        if output.get("task_id"):
-            return str(output["task_id"])
+        output = data.get("output")
+        if isinstance(output, dict) and output.get("task_id"):
+            return video_states.created_task_id(output, "task_id", "output.")
         if data.get("code"):
             # Some errors arrive with HTTP 200 and a top-level code (reference §5.2, ⚠).
             raise UpstreamRejected(str(data.get("message") or data["code"]), code=str(data["code"]))
-        raise UpstreamError("the upstream accepted the video task but returned no task id")
+        # Accepted (2xx) without a task id: the task may exist, so the answer is not retried.
+        return video_states.created_task_id(output, "task_id", "output.")
 
     async def video_get(self, task_id: str) -> dict[str, Any]:
         response = await self.request("GET", f"{TASKS_PATH}/{task_id}")

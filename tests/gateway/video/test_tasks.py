@@ -58,6 +58,25 @@ async def test_create_fails_over_to_the_next_real_upstream_on_a_retryable_error(
     assert len(down.requests) == 1 and len(up.requests) == 1
 
 
+async def test_an_accepted_create_without_a_task_id_is_a_502_not_retried_on_the_next_upstream(client, alice,
+                                                                                          ark_vendor):
+    from asgiref.sync import sync_to_async
+
+    from studio.models import VideoTask
+
+    odd = ark_vendor("https://ark-odd.test", {("POST", TASKS): (200, {"task": {"id": "cgt-odd"}})})
+    up = ark_vendor("https://ark-up.test", {("POST", TASKS): (200, {"id": "cgt-up"})})
+    await sync_to_async(add_upstream)("ark-odd", "https://ark-odd.test", "k-odd", priority=10)
+    await sync_to_async(add_upstream)("ark-up", "https://ark-up.test", "k-up", priority=5)
+    response = await client.post(URL, json=BODY, headers=auth(alice.secret))
+    assert response.status_code == 502, response.text
+    error = response.json()["error"]
+    assert "no task id" in error["message"] and "'id'" in error["message"]
+    # The first upstream may have made the task: making it again on the next would be paid twice.
+    assert len(odd.requests) == 1 and len(up.requests) == 0
+    assert await VideoTask.objects.acount() == 0
+
+
 async def test_a_failing_real_upstream_is_never_answered_by_the_sandbox(client, alice, ark_vendor):
     from asgiref.sync import sync_to_async
 

@@ -75,10 +75,16 @@ async def test_error_bodies_become_typed_errors(vendor):
         await p.video_cancel("cgt-x")
 
 
-async def test_create_without_id_is_an_upstream_error(vendor):
-    vendor({("POST", TASKS): (200, {"unexpected": True})})
-    with pytest.raises(UpstreamError):
+@pytest.mark.parametrize(("answer", "found"), [
+    ({"unexpected": True}, "none"), ({"id": ""}, "none"), ({"id": 42}, "a int"), ({"id": ["cgt-1"]}, "a list"),
+    (["cgt-1"], "none"), (b"<html>accepted</html>", "none"),
+])
+async def test_an_accepted_create_without_a_readable_id_is_unreadable_and_not_retried(vendor, answer, found):
+    vendor({("POST", TASKS): (200, answer)})
+    with pytest.raises(UnreadableAnswer) as info:
         await provider().video_create({"model": "m"})
+    assert not info.value.retryable and info.value.param == "id"  # another upstream could make it twice
+    assert f"'id' ({found})" in info.value.message
 
 
 def test_unknown_and_missing_states_keep_the_task_alive():

@@ -73,6 +73,17 @@ async def test_errors_without_wrapper_become_typed_errors(vendor):
         await p.video_get("t")
 
 
+@pytest.mark.parametrize("answer", [
+    {"request_id": "r"}, {"output": {"task_status": "PENDING"}}, {"output": {"task_id": 7}},
+    {"output": "b3be072e"}, b"accepted",
+])
+async def test_an_accepted_create_without_a_readable_task_id_is_unreadable_and_not_retried(vendor, answer):
+    vendor({("POST", SYNTHESIS): (200, answer)})
+    with pytest.raises(UnreadableAnswer) as info:
+        await provider().video_create({"model": "m"})
+    assert not info.value.retryable and info.value.param == "output.task_id"
+
+
 async def test_cancel_posts_to_cancel_path(vendor):
     fake = vendor({("POST", "/api/v1/tasks/t/cancel"): (200, {"request_id": "r"})})
     await provider().video_cancel("t")
