@@ -151,22 +151,33 @@ def admitted_headers(kinds: tuple[HeaderKind, ...], values: Sequence[int], previ
                      now: float) -> dict[str, tuple[str, str]]:
     """``headers(windows(...))`` of an admitted call in one pass: for each kind, the limit with the
     least remaining, and when that one is back to its initial state (worked out only for it).
-    Each header as Django's header store holds it: its lower-case name → ``(name, value)``."""
-    weight = 1 - (now % MINUTE) / MINUTE
+    Each header as Django's header store holds it: its lower-case name → ``(name, value)``.
+
+    Every call pays for this, so ``count`` and ``reset_in`` are written out here, and a previous
+    minute with nothing counted (the usual case) costs no multiplication."""
+    into = now % MINUTE
+    weight = 1 - into / MINUTE
     floor = math.floor
     out = {}
     for (limit_name, remaining_name, reset_name), candidates in kinds:
         least = at = -1
         limit_header = None
         for i, limit, header in candidates:
-            remaining = limit - values[i] - floor(previous[i] * weight)  # limit - count(...)
+            before = previous[i]
+            remaining = limit - values[i] - floor(before * weight) if before else limit - values[i]
             if remaining < 0:  # as ``windows``: spent limits tie, and the first of them is reported
                 remaining = 0
             if at < 0 or remaining < least:
                 least, at, limit_header = remaining, i, header
+        value = values[at]
+        if value > 0:  # ``reset_in``
+            reset = MINUTE - into + MINUTE * (1 - 1 / value)
+        else:
+            before = previous[at]
+            reset = max(MINUTE * (1 - 1 / before) - into, 0.0) if before > 0 else 0.0
         out[limit_name] = limit_header
         out[remaining_name] = (remaining_name, str(least))
-        out[reset_name] = (reset_name, duration(reset_in(values[at], previous[at], now)))
+        out[reset_name] = (reset_name, duration(reset))
     return out
 
 

@@ -173,6 +173,17 @@ async def test_soft_threshold_raises_one_alert_per_period(backend, at, monkeypat
     assert raised == [(1, "soft", Decimal(2))]
 
 
+async def test_a_settlement_served_from_a_lease_raises_the_soft_alert_it_crosses(backend, at,  # noqa: F811
+                                                                                  monkeypatch):
+    raised = []
+    monkeypatch.setattr(admission.budget_alerts, "raise_alert", lambda b, level, start, spent: raised.append(
+        (b.id, level, spent)))
+    s = snap(budgets_=[budget("day", 1000, soft=1)])  # room for a lease: the calls after the first are served from it
+    for _ in range(12):
+        await charge_one(s)
+    assert raised == [(1, "soft", Decimal(10))]
+
+
 @pytest.mark.parametrize("broken", ["client", "take", "apply"])
 async def test_unreachable_counters_admit_the_call_without_limits(at, monkeypatch, caplog, broken):
     from studio.gateway import counters, memory_counters
