@@ -152,6 +152,8 @@ def parser() -> argparse.ArgumentParser:
     profile.add_argument("--paused", action="store_true",
                          help="pause the gateway for each sample: every stack whole, on a busy machine too "
                               "(the gateway runs slower meanwhile; read shares, not rates)")
+    profile.add_argument("--no-raw", dest="raw", action="store_false",
+                         help="skip the raw relay's CPU by thread under the same load, printed beside the gateway's")
     add_gateway_options(profile)
     profile.add_argument("--out", type=Path, default=BENCH_DIR / "results", help="where the SVG files go")
 
@@ -221,7 +223,7 @@ def main(argv: list[str] | None = None) -> None:
 
         written, by_thread = profile.run(profile.Options(duration=args.duration, scenarios=args.scenarios,
                                                          format=args.format, paused=args.paused,
-                                                         **gateway_fields(args)))
+                                                         raw=args.raw, **gateway_fields(args)))
         print(f"the worker's CPU by thread, per call:\n{by_thread}\n")
         print("written:\n" + "\n".join(f"  {path}" for path in written))
         return

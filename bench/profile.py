@@ -5,6 +5,9 @@ it with py-spy (``py-spy record --pid``, sampling from outside, no change to the
 the load generator runs one scenario; one SVG per scenario in the output directory. Over the same
 load it reads the worker's CPU by thread (``bench.threads``), which py-spy's samples of the
 interpreter's holder leave out; the split goes to ``profile-<preset>-threads-*.json`` and is printed.
+The raw relay then takes the same load (unprofiled), and its split is printed beneath the gateway's:
+the gateway's event loop, set against the relay's whole call, is the part of the gap the relay has a
+counterpart for; the rest is in threads it has none of (``--no-raw`` leaves it out).
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from pathlib import Path
 
 from bench import report, runner, threads
 from bench.runner import log
-from bench.scenarios import SCENARIOS
-from bench.targets import GatewayOptions, start_gateway
+from bench.scenarios import SCENARIOS, Request
+from bench.targets import GatewayOptions, Running, start_gateway, start_raw
 
 
 @dataclass
@@ -34,6 +37,7 @@ class Options(GatewayOptions):
     # busy machine, cuts many stacks short. True: it pauses the process for each sample, so every
     # stack is whole (the process runs slower; shares, not rates, are what to read then).
     paused: bool = False
+    raw: bool = True  # also load the raw relay (unprofiled) and print its split beside the gateway's
 
 
 def py_spy() -> str:
@@ -55,6 +59,7 @@ def run(options: Options) -> tuple[list[Path], str]:
     options.out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     by_thread: dict[str, list[threads.ThreadCpu]] = {}
+    raw_by_thread: dict[str, list[threads.ThreadCpu]] = {}
     workdir = Path(tempfile.mkdtemp(prefix="studio-bench-profile-"))
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, True)
@@ -64,6 +69,10 @@ def run(options: Options) -> tuple[list[Path], str]:
         target = start_gateway(ctx, upstream)
         stack.callback(target.server.stop)
         worker = target.server.tree()[-1].pid  # uvicorn's one worker (or the server itself)
+        raw: Running | None = None
+        if options.raw:
+            raw = start_raw(ctx, upstream)
+            stack.callback(raw.server.stop)
         for name in options.scenarios:
             scenario = SCENARIOS[name]
             request = runner.checked_request(target, scenario, 3 if scenario.large else 20)
@@ -74,15 +83,28 @@ def run(options: Options) -> tuple[list[Path], str]:
             time.sleep(0.5)
             body_file = workdir / "body.json"
             body_file.write_bytes(request.body)
-            before = threads.read(worker)
-            load = runner.python_load(target.server.base_url + request.path, body_file, request.headers,
-                                      concurrency=options.concurrency, duration=options.duration)
-            by_thread[name] = threads.split(worker, before, threads.read(worker), load["requests"])
+            by_thread[name] = _split_under_load(target, request, body_file, worker, options)
             _, err = spy_process.communicate(timeout=60)
             if spy_process.returncode != 0:
                 raise RuntimeError(f"py-spy failed: {err[-1500:]}")
             written.append(svg)
+            if raw is not None:
+                log(f"the raw relay under the same load ({options.duration:g} s)")
+                raw_request = runner.checked_request(raw, scenario, 3 if scenario.large else 20)
+                raw_body = workdir / "raw-body.json"
+                raw_body.write_bytes(raw_request.body)
+                raw_by_thread[name] = _split_under_load(raw, raw_request, raw_body, raw.server.tree()[-1].pid, options)
     doc = {"preset": options.preset, "paused": options.paused,
-           "threads": {name: [dataclasses.asdict(row) for row in rows] for name, rows in by_thread.items()}}
+           "threads": {name: [dataclasses.asdict(row) for row in rows] for name, rows in by_thread.items()},
+           "raw_threads": {name: [dataclasses.asdict(row) for row in rows] for name, rows in raw_by_thread.items()}}
     written.append(report.write_json(doc, options.out_dir, f"profile-{options.preset}-threads"))
-    return written, threads.table(by_thread)
+    return written, threads.table(by_thread, raw_by_thread)
+
+
+def _split_under_load(target: Running, request: Request, body_file: Path, pid: int,
+                      options: Options) -> list[threads.ThreadCpu]:
+    """``pid``'s CPU by thread, per call, over one stretch of the scenario's load on ``target``."""
+    before = threads.read(pid)
+    load = runner.python_load(target.server.base_url + request.path, body_file, request.headers,
+                              concurrency=options.concurrency, duration=options.duration)
+    return threads.split(pid, before, threads.read(pid), load["requests"])

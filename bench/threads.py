@@ -52,11 +52,32 @@ def split(pid: int, before: Times, after: Times, calls: int) -> list[ThreadCpu]:
     return sorted(rows, key=lambda row: (row.thread != "event loop", -row.total_us))
 
 
-def table(split_by_scenario: dict[str, list[ThreadCpu]]) -> str:
-    """One line per scenario and thread: µs a call in user and system time, and the thread's share."""
+def whole_us(rows: list[ThreadCpu]) -> float:
+    return sum(row.total_us for row in rows)
+
+
+def event_loop_us(rows: list[ThreadCpu]) -> float:
+    return sum(row.total_us for row in rows if row.thread == "event loop")
+
+
+def table(split_by_scenario: dict[str, list[ThreadCpu]], raw: dict[str, list[ThreadCpu]] | None = None) -> str:
+    """One line per scenario, target and thread: µs a call in user and system time, and the
+    thread's share of its target's call. With ``raw`` (the raw relay's split under the same load),
+    each scenario's lines end with the relay's, and the gateway's event loop and whole call are
+    given as multiples of the relay's whole call: what the gateway's own thread costs against
+    what it spends in threads the relay has no counterpart for (the recorder's writes)."""
+    raw = raw or {}
     body = []
     for scenario, rows in split_by_scenario.items():
-        whole = sum(row.total_us for row in rows) or 1.0
-        body += [[scenario, row.thread, f"{row.user_us:,.1f}", f"{row.system_us:,.1f}", f"{row.total_us:,.1f}",
-                  f"{100 * row.total_us / whole:.1f}%"] for row in rows]
-    return grid(["scenario", "thread", "user µs/call", "system µs/call", "µs/call", "share"], body)
+        for target, found in (("gateway", rows), ("raw relay", raw.get(scenario))):
+            if found is None:
+                continue
+            whole = whole_us(found) or 1.0
+            body += [[scenario, target, row.thread, f"{row.user_us:,.1f}", f"{row.system_us:,.1f}",
+                      f"{row.total_us:,.1f}", f"{100 * row.total_us / whole:.1f}%"] for row in found]
+    text = grid(["scenario", "target", "thread", "user µs/call", "system µs/call", "µs/call", "share"], body)
+    lines = [f"{scenario}: the gateway's event loop {event_loop_us(rows) / relay:.2f}× the raw relay's call, "
+             f"its whole call {whole_us(rows) / relay:.2f}×"
+             for scenario, rows in split_by_scenario.items()
+             if (relay := whole_us(raw.get(scenario) or []))]
+    return "\n".join([text, *lines])

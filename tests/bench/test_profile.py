@@ -23,3 +23,8 @@ def test_samples_without_stopping_the_gateway_unless_told_to_pause_it() -> None:
 def test_the_paused_flag_reaches_the_options() -> None:
     assert parser().parse_args(["profile"]).paused is False
     assert parser().parse_args(["profile", "--paused", "--scenarios", "chat"]).paused is True
+
+
+def test_the_raw_relay_is_measured_beside_the_gateway_unless_told_not_to() -> None:
+    assert parser().parse_args(["profile"]).raw is True
+    assert parser().parse_args(["profile", "--no-raw"]).raw is False

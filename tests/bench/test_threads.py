@@ -23,9 +23,22 @@ def test_the_table_gives_each_thread_its_share_of_the_call() -> None:
     rows = [threads.ThreadCpu("event loop", 270.0, 30.0), threads.ThreadCpu("thread 7", 90.0, 10.0)]
     text = threads.table({"chat": rows})
     lines = text.splitlines()
-    assert lines[0].split()[:2] == ["scenario", "thread"]
-    assert "300.0" in lines[2] and lines[2].endswith("75.0%")
+    assert lines[0].split()[:3] == ["scenario", "target", "thread"]
+    assert "gateway" in lines[2] and "300.0" in lines[2] and lines[2].endswith("75.0%")
     assert "thread 7" in lines[3] and lines[3].endswith("25.0%")
+    assert len(lines) == 4  # no raw relay measured: no comparison
+
+
+def test_the_raw_relays_split_follows_the_gateways_and_sets_their_calls_side_by_side() -> None:
+    gateway = {"image": [threads.ThreadCpu("event loop", 1500.0, 500.0), threads.ThreadCpu("thread 7", 900.0, 100.0)],
+               "chat": [threads.ThreadCpu("event loop", 250.0, 50.0)]}
+    raw = {"image": [threads.ThreadCpu("event loop", 600.0, 400.0)]}  # chat's relay not measured
+    lines = threads.table(gateway, raw).splitlines()
+    relay = [line for line in lines if "raw relay " in line]
+    assert len(relay) == 1 and relay[0].startswith("image") and "1,000.0" in relay[0] and relay[0].endswith("100.0%")
+    assert lines.index(relay[0]) == 4  # after the image's two gateway lines, before chat's
+    assert lines[-1] == "image: the gateway's event loop 2.00× the raw relay's call, its whole call 3.00×"
+    assert not any(line.startswith("chat:") for line in lines)
 
 
 def test_reads_the_threads_of_a_live_process() -> None:
