@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bench import report, runner, threads
 from bench.runner import log
-from bench.scenarios import SCENARIOS, Request
+from bench.scenarios import SCENARIOS, Request, Scenario
 from bench.targets import GatewayOptions, Running, start_gateway, start_raw
 
 
@@ -73,16 +73,15 @@ def run(options: Options) -> tuple[list[Path], str]:
         if options.raw:
             raw = start_raw(ctx, upstream)
             stack.callback(raw.server.stop)
+            raw_worker = raw.server.tree()[-1].pid
         for name in options.scenarios:
             scenario = SCENARIOS[name]
-            request = runner.checked_request(target, scenario, 3 if scenario.large else 20)
+            request, body_file = _warmed(target, scenario, workdir / "body.json")
             svg = options.out_dir / f"profile-{options.preset}-{name}.{'svg' if options.format == 'flamegraph' else 'txt'}"
             log(f"profiling {scenario.label} ({options.duration:g} s)")
             spy_process = subprocess.Popen(spy_command(spy, worker, svg, options),
                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             time.sleep(0.5)
-            body_file = workdir / "body.json"
-            body_file.write_bytes(request.body)
             by_thread[name] = _split_under_load(target, request, body_file, worker, options)
             _, err = spy_process.communicate(timeout=60)
             if spy_process.returncode != 0:
@@ -90,15 +89,21 @@ def run(options: Options) -> tuple[list[Path], str]:
             written.append(svg)
             if raw is not None:
                 log(f"the raw relay under the same load ({options.duration:g} s)")
-                raw_request = runner.checked_request(raw, scenario, 3 if scenario.large else 20)
-                raw_body = workdir / "raw-body.json"
-                raw_body.write_bytes(raw_request.body)
-                raw_by_thread[name] = _split_under_load(raw, raw_request, raw_body, raw.server.tree()[-1].pid, options)
+                raw_request, raw_body = _warmed(raw, scenario, workdir / "raw-body.json")
+                raw_by_thread[name] = _split_under_load(raw, raw_request, raw_body, raw_worker, options)
     doc = {"preset": options.preset, "paused": options.paused,
            "threads": {name: [dataclasses.asdict(row) for row in rows] for name, rows in by_thread.items()},
            "raw_threads": {name: [dataclasses.asdict(row) for row in rows] for name, rows in raw_by_thread.items()}}
     written.append(report.write_json(doc, options.out_dir, f"profile-{options.preset}-threads"))
     return written, threads.table(by_thread, raw_by_thread)
+
+
+def _warmed(target: Running, scenario: Scenario, body_file: Path) -> tuple[Request, Path]:
+    """``target``'s request for ``scenario``, checked by sending it a few times (which warms the
+    server), and the file holding its body for the load generator."""
+    request = runner.checked_request(target, scenario, 3 if scenario.large else 20)
+    body_file.write_bytes(request.body)
+    return request, body_file
 
 
 def _split_under_load(target: Running, request: Request, body_file: Path, pid: int,

@@ -189,10 +189,10 @@ def write_json(doc: dict, out_dir: Path, kind: str) -> Path:
     return path
 
 
-def grid(head: list[str], body: list[list[str]]) -> str:
-    """Columns padded to their widest cell; the first two left-aligned, numbers right-aligned."""
+def grid(head: list[str], body: list[list[str]], left: int = 2) -> str:
+    """Columns padded to their widest cell; the first ``left`` (names) left-aligned, numbers right-aligned."""
     widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True)))
+    lines = ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True)))
              for line in [head, *body]]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)

@@ -75,7 +75,8 @@ def table(split_by_scenario: dict[str, list[ThreadCpu]], raw: dict[str, list[Thr
             whole = whole_us(found) or 1.0
             body += [[scenario, target, row.thread, f"{row.user_us:,.1f}", f"{row.system_us:,.1f}",
                       f"{row.total_us:,.1f}", f"{100 * row.total_us / whole:.1f}%"] for row in found]
-    text = grid(["scenario", "target", "thread", "user µs/call", "system µs/call", "µs/call", "share"], body)
+    text = grid(["scenario", "target", "thread", "user µs/call", "system µs/call", "µs/call", "share"], body,
+                left=3)
     lines = [f"{scenario}: the gateway's event loop {event_loop_us(rows) / relay:.2f}× the raw relay's call, "
              f"its whole call {whole_us(rows) / relay:.2f}×"
              for scenario, rows in split_by_scenario.items()

@@ -26,6 +26,7 @@ def test_the_table_gives_each_thread_its_share_of_the_call() -> None:
     assert lines[0].split()[:3] == ["scenario", "target", "thread"]
     assert "gateway" in lines[2] and "300.0" in lines[2] and lines[2].endswith("75.0%")
     assert "thread 7" in lines[3] and lines[3].endswith("25.0%")
+    assert lines[2].index("event loop") == lines[3].index("thread 7") == lines[0].index("thread")  # names left-aligned
     assert len(lines) == 4  # no raw relay measured: no comparison
 
 
