@@ -28,7 +28,7 @@ IMAGE_MODEL = "delta-3.1-flash-image"
 IMAGE_UPSTREAM_MODEL = "gemini-3.1-flash-image-preview"
 VENDOR_KEY = "bench-vendor-key"
 UVICORN = ["-m", "uvicorn", "--host", "127.0.0.1", "--workers", "1", "--no-access-log", "--log-level",
-           "warning", "--loop", "uvloop", "--http", "httptools"]
+           "warning", "--loop", "uvloop", "--http", "httptools", "--no-server-header"]
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 
 # The gateway's feature sets. "production": limits and budgets in Redis (a key with rate limits

@@ -367,6 +367,7 @@ def test_a_request_id_round_trips_through_either_process(cluster, account):
         response = chat(base, account["secret"], request_id=f"mp-trace-{n}")
         assert response.status_code == 200, response.text
         assert response.headers["x-request-id"] == f"mp-trace-{n}"
+        assert "server" not in response.headers  # the stack is not named to callers
     assert len(chat(cluster.web2, account["secret"], request_id="bad id!").headers["x-request-id"]) == 32
 
 

@@ -22,6 +22,8 @@ class Command(BaseCommand):
         uvicorn.run(
             "studio.asgi:application", host=options["host"], port=options["port"], workers=options["workers"],
             lifespan="on", log_level="info", proxy_headers=True,
+            # No "server: uvicorn" on every answer: it names the stack to every caller for nothing.
+            server_header=False,
             # JSON logs: keep the LOGGING settings' formatters instead of uvicorn's own.
             **({"log_config": None} if settings.STUDIO_LOG_FORMAT == "json" else {}),
         )
