@@ -82,7 +82,9 @@ def _aligned_buffer() -> mmap.mmap:
 
 def _set_direct(fd: int, on: bool) -> bool:
     """Turn ``fd``'s direct writes on or off; whether they are as asked (a file system that
-    takes none answers ``EINVAL``)."""
+    takes none answers ``EINVAL``; a platform without them, macOS, has none to turn on)."""
+    if not DIRECT:
+        return not on
     flags = fcntl.fcntl(fd, fcntl.F_GETFL)
     try:
         fcntl.fcntl(fd, fcntl.F_SETFL, flags | DIRECT if on else flags & ~DIRECT)

@@ -14,6 +14,7 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import TemporaryUploadedFile
 
+from studio.core import file_storage
 from studio.core.file_storage import BLOCK, BUFFER, MediaFileStorage
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="page-cache residency is read with Linux's mincore")
@@ -218,3 +219,14 @@ def test_a_storage_that_allows_overwriting_replaces_the_file(tmp_path):
     storage.save("a.png", ContentFile(b"one" * 5000))
     name = storage.save("a.png", ContentFile(b"two"))
     assert name == "a.png" and storage.open(name).read() == b"two"
+
+
+def test_a_platform_without_direct_writes_gets_the_file_through_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(file_storage, "DIRECT", 0)  # as on macOS
+    writes = direct_writes(monkeypatch)
+    storage = MediaFileStorage(location=str(tmp_path), write_through=True)
+    data = picture_bytes(BUFFER + 5000)
+    name = storage.save("assets/picture.png", Pieces(data, [300_000]))
+    assert [size for size, _ in writes] == [300_000, 300_000, 300_000, 153_576]  # as they came, not copied
+    assert resident_pages(storage.path(name)) == 0
+    assert storage.open(name).read() == data
