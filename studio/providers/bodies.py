@@ -19,8 +19,14 @@ class WholeBodyStream(httpx.AsyncByteStream, abc.ABC):
     """A body stream that can also be read to its end in one step."""
 
     @abc.abstractmethod
+    async def read_pieces(self) -> list[bytes]:
+        """The rest of the body, as it was sent (not decoded), in the pieces it arrived in: not
+        joined yet, so a caller that wants it in a buffer of its own copies it only once."""
+
     async def read_whole(self) -> bytes:
-        """The rest of the body, as it was sent (not decoded)."""
+        """The rest of the body in one piece (a body that came in one piece is not copied)."""
+        pieces = await self.read_pieces()
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
 async def read_answer(response: httpx.Response) -> httpx.Response:
@@ -39,6 +45,16 @@ async def read_answer(response: httpx.Response) -> httpx.Response:
     # new ``httpx.Response`` built around the body would cost more than the chunked read saves.
     response._content = body
     return response
+
+
+async def read_pieces(response: httpx.Response) -> list[bytes]:
+    """``response``'s body in the pieces it arrived in, for a caller that joins them into a buffer
+    of its own (a body the stream cannot read in pieces, or an encoded one, comes decoded in one
+    piece). The caller still closes ``response``."""
+    stream = response.stream
+    if isinstance(stream, WholeBodyStream) and "content-encoding" not in response.headers:
+        return await stream.read_pieces()
+    return [(await read_answer(response)).content]
 
 
 async def close_answer(response: httpx.Response) -> None:

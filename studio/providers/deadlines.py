@@ -98,15 +98,15 @@ class DeadlineStream(WholeBodyStream):
         self.reads = _Bounded(aiter(self.inner), self.deadline, self.expired)
         return self.reads
 
-    async def read_whole(self) -> bytes:
+    async def read_pieces(self) -> list[bytes]:
         """The whole body by the deadline: in one read where the inner stream can."""
         if asyncio.get_running_loop().time() >= self.deadline:
             raise self.expired()
         try:
             with Bound(self.deadline):
                 if isinstance(self.inner, WholeBodyStream):
-                    return await self.inner.read_whole()
-                return b"".join([chunk async for chunk in self.inner])
+                    return await self.inner.read_pieces()
+                return [chunk async for chunk in self.inner]
         except TimeoutError:
             raise self.expired() from None
 

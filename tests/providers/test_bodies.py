@@ -12,7 +12,7 @@ import pytest
 
 from studio.core.errors import UpstreamTimeout
 from studio.providers.aiohttp_transport import AiohttpTransport
-from studio.providers.bodies import WholeBodyStream, arriving, close_answer, read_answer
+from studio.providers.bodies import WholeBodyStream, arriving, close_answer, read_answer, read_pieces
 from studio.providers.deadlines import DeadlineStream
 from tests.providers.test_aiohttp_transport import vendor
 
@@ -28,9 +28,9 @@ class Whole(WholeBodyStream):
     def __aiter__(self):
         raise AssertionError("a whole body was read chunk by chunk")
 
-    async def read_whole(self) -> bytes:
+    async def read_pieces(self) -> list[bytes]:
         self.reads += 1
-        return self.body
+        return [self.body]
 
 
 async def test_a_whole_body_is_read_in_one_step_and_reads_like_any_answer():
@@ -45,6 +45,11 @@ async def test_an_encoded_whole_body_is_decoded():
     stream = Whole(gzip.compress(b'{"ok":true}'))
     response = await read_answer(httpx.Response(200, headers={"content-encoding": "gzip"}, stream=stream))
     assert response.json() == {"ok": True}
+
+
+async def test_an_encoded_body_asked_for_in_pieces_comes_decoded():
+    stream = Whole(gzip.compress(b'{"ok":true}'))
+    assert await read_pieces(httpx.Response(200, headers={"content-encoding": "gzip"}, stream=stream)) == [b'{"ok":true}']
 
 
 async def test_any_other_stream_is_read_as_httpx_reads_it():
@@ -142,3 +147,40 @@ async def test_a_stream_read_from_the_network_arrives_as_it_was_sent():
                 await close_answer(response)
         finally:
             await transport.aclose()
+
+
+def in_pieces(*pieces: bytes):
+    """A vendor's answer with a length, its body written in ``pieces`` a moment apart."""
+    async def answer(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
+                     % sum(map(len, pieces)))
+        with contextlib.suppress(ConnectionError):
+            for piece in pieces:
+                writer.write(piece)
+                await writer.drain()
+                await asyncio.sleep(0.02)
+
+    return answer
+
+
+async def test_a_body_held_in_several_pieces_is_handed_over_in_them_and_joined_once():
+    """The pieces aiohttp holds when the reader comes are handed over as they are (aiohttp's own
+    ``read`` would join them, and the reader joins its buffer once more), whole or in pieces."""
+    pieces = (b'{"data":"' + b"A" * 70_000, b"B" * 70_000, b"C" * 70_000 + b'"}')
+    transport = AiohttpTransport()
+    try:
+        async with vendor(in_pieces(*pieces)) as base:
+            for whole in (False, True):
+                sent = await transport.send("POST", base + PATH, content=b"{}", headers={},
+                                            timeout=httpx.Timeout(5.0))
+                await asyncio.sleep(0.3)  # every piece has arrived and waits in aiohttp's buffer
+                try:
+                    if whole:
+                        assert (await read_answer(sent)).content == b"".join(pieces)
+                    else:
+                        got = await read_pieces(sent)
+                        assert len(got) > 1 and b"".join(got) == b"".join(pieces)
+                finally:
+                    await close_answer(sent)
+    finally:
+        await transport.aclose()

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from studio.core.errors import UpstreamError
 from studio.core.open_frames import FramePart
 from studio.providers.base import BaseUrlRule, Provider, json_body
+from studio.providers.bodies import read_pieces
 from studio.providers.contracts import Capability
 from studio.providers.gemini.embeddings import GeminiEmbeddingsMixin
 from studio.providers.gemini.errors import map_error
@@ -45,11 +46,13 @@ class GeminiProvider(GeminiImagesMixin, GeminiEmbeddingsMixin, Provider):
         return "/models?pageSize=1"
 
     async def generate_content(self, upstream_model: str, body: bytes) -> bytearray:
-        """The whole JSON answer in one buffer: the pieces as they arrive, joined once (growing a
-        buffer piece by piece would copy it again each time it has to move)."""
+        """The whole JSON answer in one buffer: the pieces as they arrived, joined once (growing a
+        buffer piece by piece would copy it again each time it has to move). A buffer of its own,
+        so the model's name and the cost near its end are set in place (``native.version``,
+        ``native.record.with_cost``), not by copying the answer around them."""
         path = self.model_path(upstream_model, "generateContent")
         async with self.stream("POST", path, content=body, headers={"content-type": "application/json"}) as resp:
-            answer = bytearray().join([chunk async for chunk in resp.aiter_bytes()])
+            answer = bytearray().join(await read_pieces(resp))
         # Checked at both ends only (the answer may hold megabytes of images): a body that is
         # cut short or is not JSON is the upstream's failure, never relayed as a success.
         if not _JSON_OBJECT.match(answer) or not _JSON_OBJECT_END.search(answer[-64:]):
