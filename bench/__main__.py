@@ -64,10 +64,10 @@ def env_pair(text: str) -> tuple[str, str]:
 
 def gateway_fields(args: argparse.Namespace, default: str = "bare") -> dict:
     """The fields of ``GatewayOptions`` from a mode's command line (``--gateway-env``'s preset
-    and variables, ``--redis-url``, ``--concurrency`` and ``--out``)."""
+    and variables, ``--redis-url``, ``--concurrency``, ``--workdir`` and ``--out``)."""
     preset, extra = split_env(args.gateway_env, default=default)
     return {"concurrency": args.concurrency, "preset": preset, "redis_url": args.redis_url, "gateway_env": extra,
-            "out_dir": args.out}
+            "out_dir": args.out, "workdir": args.workdir}
 
 
 def split_env(pairs: list[tuple[str, str]], default: str = "bare") -> tuple[str, dict[str, str]]:
@@ -93,6 +93,10 @@ def add_gateway_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS),
                          help="Redis of the production preset ($BENCH_REDIS_URL, else %(default)s); "
                               "the run's keys get a prefix of their own")
+    command.add_argument("--workdir", type=Path, default=None,
+                         help="where the servers' folder (their logs, the gateway's media) is made; the "
+                              "system's temporary folder by default. The results report it with what "
+                              "creating a file there costs, which the gateway pays per stored picture")
 
 
 def parser() -> argparse.ArgumentParser:

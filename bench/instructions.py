@@ -16,7 +16,6 @@ import contextlib
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -28,6 +27,7 @@ from bench.processes import Server
 from bench.runner import log
 from bench.scenarios import SCENARIOS, TEXT_SCENARIOS, Request
 from bench.targets import Context, GatewayOptions, Running, start_gateway, start_gateway_production, start_raw
+from bench.workdir import describe_workdir, make_workdir, workdir_line
 
 TARGET_RATIO = 2.5  # the gateway's instructions per request at most this many times the raw relay's
 TARGET_EXTRA = 0.05  # the production preset's at most this much over the bare one's
@@ -147,7 +147,8 @@ def count(server: Server, request: Request, options: Options, control: str, dump
 def run(options: Options) -> dict:
     valgrind_path, control = valgrind()
     started = time.time()
-    workdir = Path(tempfile.mkdtemp(prefix="studio-bench-instructions-"))
+    workdir = make_workdir("studio-bench-instructions-", options.workdir)
+    place = describe_workdir(workdir)
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, True)
         dumps = workdir / "callgrind"
@@ -175,7 +176,7 @@ def run(options: Options) -> dict:
                 target.server.stop()
         rows = [row(scenario_name, counted[scenario_name]) for scenario_name in options.scenarios]
     return {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
-            "machine": machine(),
+            "machine": machine(), "workdir": place,
             "options": {"requests": options.requests, "warmup": options.warmup,
                         "concurrency": options.concurrency, "scenarios": options.scenarios,
                         "preset": options.preset, "gateway_env": options.gateway_env,
@@ -229,5 +230,5 @@ def table(doc: dict) -> str:
                          f"{sum(v['share'] for v in found.values()) * 100:+.1f}%", f"{r['production_extra'] * 100:+.1f}%"])
         out += "\n\nWhat each production feature adds (production less production without it, instructions per request):\n"
         out += grid(head, body)
-    return out
+    return out + "\n" + workdir_line(doc.get("workdir"))
 

@@ -16,7 +16,6 @@ import contextlib
 import dataclasses
 import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from bench import report, runner, threads
 from bench.runner import log
 from bench.scenarios import SCENARIOS, Request, Scenario
 from bench.targets import GatewayOptions, Running, start_gateway, start_raw
+from bench.workdir import make_workdir
 
 
 @dataclass
@@ -60,7 +60,7 @@ def run(options: Options) -> tuple[list[Path], str]:
     written = []
     by_thread: dict[str, list[threads.ThreadCpu]] = {}
     raw_by_thread: dict[str, list[threads.ThreadCpu]] = {}
-    workdir = Path(tempfile.mkdtemp(prefix="studio-bench-profile-"))
+    workdir = make_workdir("studio-bench-profile-", options.workdir)
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, True)
         upstream = runner.start_upstream(workdir)

@@ -20,6 +20,7 @@ from bench.machine import machine
 from bench.runner import FOUR_STREAMS, Outcome, median
 from bench.scenarios import SCENARIOS
 from bench.targets import TARGETS
+from bench.workdir import workdir_line
 
 MB = 1024 * 1024
 
@@ -222,6 +223,7 @@ def table(rows: list[dict], outcome: Outcome) -> str:
                 lines.append(f"not measured: {scenario} on {target}: {why[:200]}")
     for target, why in outcome.failed_targets.items():
         lines.append(f"did not run: {target}: {why.splitlines()[0][:300] if why else ''}")
+    lines.append(workdir_line(outcome.workdir))
     return "\n".join(lines)
 
 
@@ -235,6 +237,7 @@ def write(outcome: Outcome, rows: list[dict]) -> tuple[Path, Path]:
     document = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(outcome.started)),
         "machine": machine(),
+        "workdir": outcome.workdir,
         "options": {"duration": options.duration, "concurrency": options.concurrency, "rounds": options.rounds,
                     "targets": options.targets, "scenarios": options.scenarios, "loadgen": outcome.loadgen,
                     "gateway_env": options.gateway_env, "preset": options.preset},

@@ -13,7 +13,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from bench import processes, wrk
 from bench.processes import LOAD_CORE, Monitor, Server
 from bench.scenarios import SCENARIOS, Request, Scenario
 from bench.targets import TARGETS, GatewayOptions, Running, install_litellm
+from bench.workdir import describe_workdir, make_workdir
 
 # An idle server's RSS is read once it has had no request for this long: longer than a gateway
 # web process keeps the memory of its last frames (``STUDIO_MALLOC_IDLE_SECONDS``: 1 s, so given
@@ -78,6 +78,7 @@ class Outcome:
     failed_targets: dict[str, str] = field(default_factory=dict)
     frame_bytes: dict[str, int] = field(default_factory=dict)
     log_tails: dict[str, str] = field(default_factory=dict)  # each server's last output, for errors
+    workdir: dict | None = None  # where the servers worked (``bench.workdir.describe_workdir``)
 
 
 def log(message: str) -> None:
@@ -87,7 +88,8 @@ def log(message: str) -> None:
 def run(options: Options) -> Outcome:
     tool = choose_loadgen(options.loadgen)
     outcome = Outcome(options=options, started=time.time(), loadgen=tool)
-    workdir = Path(tempfile.mkdtemp(prefix="studio-bench-"))
+    workdir = make_workdir("studio-bench-", options.workdir)
+    outcome.workdir = describe_workdir(workdir)
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, True)
         upstream = start_upstream(workdir)

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from bench import runner
 from bench.machine import machine
 from bench.runner import log
 from bench.scenarios import SCENARIOS
 from bench.targets import GatewayOptions, start_gateway
+from bench.workdir import describe_workdir, make_workdir, workdir_line
 
 
 @dataclass
@@ -42,7 +41,8 @@ def run(options: Options) -> dict:
     rows: list[dict] = []
     measure_options = runner.Options(duration=options.duration, concurrency=options.concurrency,
                                       probe_requests=20, loadgen=tool)
-    workdir = Path(tempfile.mkdtemp(prefix="studio-bench-scale-"))
+    workdir = make_workdir("studio-bench-scale-", options.workdir)
+    place = describe_workdir(workdir)
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, True)
         upstream = runner.start_upstream(workdir)
@@ -69,7 +69,7 @@ def run(options: Options) -> dict:
             finally:
                 target.server.stop()
     return {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
-            "machine": machine(),
+            "machine": machine(), "workdir": place,
             "options": {"duration": options.duration, "concurrency": options.concurrency, "rounds": options.rounds,
                         "workers": options.workers, "scenarios": options.scenarios, "preset": options.preset,
                         "gateway_env": options.gateway_env, "server_cpus": options.server_cpus, "loadgen": tool},
@@ -99,5 +99,5 @@ def table(doc: dict) -> str:
     body = [[SCENARIOS[r["scenario"]].label, str(r["workers"]), fmt(r["cpu_us_per_request"], 0),
              fmt(r["cpu_vs_one_worker"], 2), fmt(r["rps"], 0), fmt(r["p50_ms"], 2), fmt(r["p99_ms"], 2),
              str(r["errors"])] for r in doc["rows"]]
-    return grid(head, body)
+    return grid(head, body) + "\n" + workdir_line(doc.get("workdir"))
 

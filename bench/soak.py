@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bench.machine import machine
 from bench.targets import GatewayOptions
+from bench.workdir import describe_workdir, make_workdir
 
 MB = 1024 * 1024
 SETTLE_SECONDS = 0.2  # between the end of a chunk and the RSS reading, the same for every sample
@@ -98,7 +98,8 @@ def run(options: Options) -> dict:
                  "machine": machine(),
                  "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(options).items()},
                  "loadgen": "python", "samples": [], "chunks": [], "errors": 0}
-    workdir = Path(tempfile.mkdtemp(prefix="studio-soak-"))
+    workdir = make_workdir("studio-soak-", options.workdir)
+    doc["workdir"] = describe_workdir(workdir)
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, True)
         upstream = runner.start_upstream(workdir)

@@ -61,13 +61,15 @@ class Context:
 @dataclass
 class GatewayOptions:
     """What every mode that starts the gateway takes: its preset and extra variables, the Redis
-    of the production preset, the load's open connections and where the results go."""
+    of the production preset, the load's open connections, where the servers work (``bench.workdir``)
+    and where the results go."""
 
     concurrency: int = 16
     preset: str = "bare"  # of the "gateway" target
     redis_url: str = DEFAULT_REDIS
     gateway_env: dict[str, str] = field(default_factory=dict)
     out_dir: Path = BENCH_DIR / "results"
+    workdir: Path | None = None  # the parent of the run's folder (None: the system's temporary folder)
 
     def context(self, workdir: Path, upstream_url: str) -> Context:
         """The servers' context of a run of these options (``dataclasses.replace`` for more)."""

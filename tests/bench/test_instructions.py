@@ -102,14 +102,19 @@ def test_defaults_are_the_text_scenarios_and_the_table_gives_the_verdict() -> No
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_a_run_under_callgrind_counts_both_servers(tmp_path: Path) -> None:
     # Its own process, as a user runs it: the command pins itself to a core and takes over SIGTERM.
+    work = tmp_path / "work"
     done = subprocess.run([sys.executable, "-m", "bench", "instructions", "--requests", "12", "--warmup", "3",
-                           "--concurrency", "2", "--scenarios", "chat", "--out", str(tmp_path)],
+                           "--concurrency", "2", "--scenarios", "chat", "--out", str(tmp_path), "--workdir", str(work)],
                           cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     written = list(tmp_path.glob("instructions-*.json"))
     assert len(written) == 1
-    row = orjson.loads(written[0].read_bytes())["rows"][0]
+    doc = orjson.loads(written[0].read_bytes())
+    row = doc["rows"][0]
     assert row["scenario"] == "chat"
+    # The servers worked in a folder of the one asked for, reported with its cost and removed after.
+    assert doc["workdir"]["parent"] == str(work) and doc["workdir"]["file_create_cpu_us"] > 0
+    assert list(work.iterdir()) == [] and f"working folder: {work}" in done.stdout
     assert row["gateway"]["requests"] == row["raw"]["requests"] == 12
     # A Python server's request is hundreds of thousands of instructions; the gateway does more than the relay.
     assert 100_000 < row["raw"]["instructions_per_request"] < row["gateway"]["instructions_per_request"]

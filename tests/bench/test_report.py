@@ -117,7 +117,7 @@ def test_every_mode_takes_the_gateway_options_alike(tmp_path: Path) -> None:
     from bench import instructions, profile
 
     common = ["--gateway-env", "A=1", "--redis-url", "redis://127.0.0.1:6379/9", "--concurrency", "3",
-              "--out", str(tmp_path)]
+              "--out", str(tmp_path), "--workdir", str(tmp_path / "work")]
     built = [
         (soak_options(parser().parse_args(["soak", *common])), "bare"),
         (scale_options(parser().parse_args(["scale", *common])), "production"),  # scale's own default
@@ -126,8 +126,8 @@ def test_every_mode_takes_the_gateway_options_alike(tmp_path: Path) -> None:
                                                                     *common]))), "production"),
     ]
     for options, preset in built:
-        assert (options.preset, options.gateway_env, options.redis_url, options.concurrency, options.out_dir) == (
-            preset, {"A": "1"}, "redis://127.0.0.1:6379/9", 3, tmp_path)
+        assert (options.preset, options.gateway_env, options.redis_url, options.concurrency, options.out_dir,
+                options.workdir) == (preset, {"A": "1"}, "redis://127.0.0.1:6379/9", 3, tmp_path, tmp_path / "work")
         ctx = options.context(tmp_path, "http://127.0.0.1:1")
         assert (ctx.preset, ctx.gateway_env, ctx.redis_url, ctx.upstream_url) == (
             preset, {"A": "1"}, "redis://127.0.0.1:6379/9", "http://127.0.0.1:1")
