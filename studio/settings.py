@@ -262,6 +262,9 @@ STUDIO_COUNTER_LEASE_SECONDS = float(env("STUDIO_COUNTER_LEASE_SECONDS", "1"))
 STUDIO_CREDENTIAL_KEYS = env_list("STUDIO_CREDENTIAL_KEYS", [])
 
 # --- operations: health, metrics, logs -------------------------------------------------------------
+# A healthy upstream's last success is written (to its row, and the shared breaker state in Redis)
+# at most this often per process, in seconds: a steady stream of successes writes nothing more.
+STUDIO_UPSTREAM_SUCCESS_NOTE_SECONDS = float(env("STUDIO_UPSTREAM_SUCCESS_NOTE_SECONDS", "10"))
 # /readyz wants a worker heartbeat at most this old (seconds).
 STUDIO_READY_WORKER_SECONDS = float(env("STUDIO_READY_WORKER_SECONDS", "30"))
 # Prometheus metrics at /metrics; with a token it wants "Authorization: Bearer <token>", without

@@ -27,6 +27,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db.models import F
 
+from studio.core.hot_settings import hot
 from studio.gateway import events
 
 logger = logging.getLogger(__name__)
@@ -141,13 +142,13 @@ def record(upstream_id: int, error: str | None) -> None:
 
 
 # When this process last queued a success per upstream: a steady stream of successes updates
-# ``last_success_at`` at most this often instead of once per request.
-SUCCESS_NOTE_SECONDS = 10.0
+# ``last_success_at`` at most every ``STUDIO_UPSTREAM_SUCCESS_NOTE_SECONDS`` instead of once per request.
 _noted_success: dict[int, float] = {}
 
 
 def _stale_success(upstream_id: int) -> bool:
-    return time.monotonic() - _noted_success.get(upstream_id, -SUCCESS_NOTE_SECONDS) >= SUCCESS_NOTE_SECONDS
+    every = hot.STUDIO_UPSTREAM_SUCCESS_NOTE_SECONDS
+    return time.monotonic() - _noted_success.get(upstream_id, -every) >= every
 
 
 def _keys() -> tuple[str, str]:

@@ -147,6 +147,8 @@ def test_the_work_of_the_clock_is_stretched_in_the_count_unless_the_run_sets_it(
     assert float(found["STUDIO_REQUEST_LOG_BATCH_SECONDS"]) == 3
     # The recorder's wait for company and the snapshot's revision check, 60 times theirs too.
     assert (float(found["STUDIO_RECORDER_LINGER_MS"]), float(found["STUDIO_CACHE_TTL"])) == (6000, 300)
+    # And the note of a healthy upstream's success (its row, the breaker state in Redis).
+    assert float(found["STUDIO_UPSTREAM_SUCCESS_NOTE_SECONDS"]) == 600
     chosen = instructions.Options(gateway_env={"STUDIO_SNAPSHOT_MAX_AGE": "60", "STUDIO_CACHE_TTL": "1"})
     assert instructions.counted_env(chosen) == {**found, "STUDIO_SNAPSHOT_MAX_AGE": "60", "STUDIO_CACHE_TTL": "1"}
 
