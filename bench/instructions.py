@@ -152,9 +152,9 @@ def run(options: Options) -> dict:
     valgrind_path, control = valgrind()
     started = time.time()
     workdir = make_workdir("studio-bench-instructions-", options.workdir)
-    place = describe_workdir(workdir)
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, True)
+        place = describe_workdir(workdir)
         dumps = workdir / "callgrind"
         dumps.mkdir()
         upstream = runner.start_upstream(workdir)

@@ -24,7 +24,7 @@ from bench import report, runner, threads
 from bench.runner import log
 from bench.scenarios import SCENARIOS, Request, Scenario
 from bench.targets import GatewayOptions, Running, start_gateway, start_raw
-from bench.workdir import make_workdir
+from bench.workdir import describe_workdir, make_workdir, workdir_line
 
 
 @dataclass
@@ -63,6 +63,7 @@ def run(options: Options) -> tuple[list[Path], str]:
     workdir = make_workdir("studio-bench-profile-", options.workdir)
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, True)
+        place = describe_workdir(workdir)  # the recorder thread's split pays its file creation
         upstream = runner.start_upstream(workdir)
         stack.callback(upstream.stop)
         ctx = options.context(workdir, upstream.base_url)
@@ -91,11 +92,11 @@ def run(options: Options) -> tuple[list[Path], str]:
                 log(f"the raw relay under the same load ({options.duration:g} s)")
                 raw_request, raw_body = _warmed(raw, scenario, workdir / "raw-body.json")
                 raw_by_thread[name] = _split_under_load(raw, raw_request, raw_body, raw_worker, options)
-    doc = {"preset": options.preset, "paused": options.paused,
+    doc = {"preset": options.preset, "paused": options.paused, "workdir": place,
            "threads": {name: [dataclasses.asdict(row) for row in rows] for name, rows in by_thread.items()},
            "raw_threads": {name: [dataclasses.asdict(row) for row in rows] for name, rows in raw_by_thread.items()}}
     written.append(report.write_json(doc, options.out_dir, f"profile-{options.preset}-threads"))
-    return written, threads.table(by_thread, raw_by_thread)
+    return written, threads.table(by_thread, raw_by_thread) + "\n" + workdir_line(place)
 
 
 def _warmed(target: Running, scenario: Scenario, body_file: Path) -> tuple[Request, Path]:

@@ -89,9 +89,9 @@ def run(options: Options) -> Outcome:
     tool = choose_loadgen(options.loadgen)
     outcome = Outcome(options=options, started=time.time(), loadgen=tool)
     workdir = make_workdir("studio-bench-", options.workdir)
-    outcome.workdir = describe_workdir(workdir)
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, True)
+        outcome.workdir = describe_workdir(workdir)
         upstream = start_upstream(workdir)
         stack.callback(upstream.stop)
         ctx = options.context(workdir, upstream.base_url)

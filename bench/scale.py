@@ -42,9 +42,9 @@ def run(options: Options) -> dict:
     measure_options = runner.Options(duration=options.duration, concurrency=options.concurrency,
                                       probe_requests=20, loadgen=tool)
     workdir = make_workdir("studio-bench-scale-", options.workdir)
-    place = describe_workdir(workdir)
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, True)
+        place = describe_workdir(workdir)
         upstream = runner.start_upstream(workdir)
         stack.callback(upstream.stop)
         for workers in options.workers:

@@ -99,9 +99,9 @@ def run(options: Options) -> dict:
                  "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(options).items()},
                  "loadgen": "python", "samples": [], "chunks": [], "errors": 0}
     workdir = make_workdir("studio-soak-", options.workdir)
-    doc["workdir"] = describe_workdir(workdir)
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, True)
+        doc["workdir"] = describe_workdir(workdir)
         upstream = runner.start_upstream(workdir)
         stack.callback(upstream.stop)
         ctx = options.context(workdir, upstream.base_url)

@@ -175,25 +175,30 @@ async def test_a_config_change_published_elsewhere_drops_this_snapshot(catalog, 
     assert snapshot._state.snapshot is None
 
 
-def test_a_healthy_upstreams_successes_are_written_once_per_interval_as_set(settings, monkeypatch):
+@pytest.fixture
+def fresh_view():
+    health.reset()
+    yield
+    health.reset()
+
+
+def test_a_healthy_upstreams_successes_are_written_once_per_interval_as_set(settings, monkeypatch, fresh_view):
     from types import SimpleNamespace
 
-    health.reset()
     settings.STUDIO_UPSTREAM_SUCCESS_NOTE_SECONDS = 30
-    now = SimpleNamespace(t=1000.0)
-    monkeypatch.setattr(health, "time", SimpleNamespace(monotonic=lambda: now.t))
+    now = SimpleNamespace(t=1000)
+    monkeypatch.setattr(health, "time", SimpleNamespace(monotonic=lambda: now.t, time=lambda: 1000.0))
     queued: list[tuple[int, str | None]] = []
     monkeypatch.setattr(health, "_reporter", lambda: SimpleNamespace(add=lambda *outcome: queued.append(outcome)))
     health.record(7, None)
     health.record(7, None)
-    now.t += 29.9
+    now.t += 29
     health.record(7, None)
     assert queued == [(7, None)]  # one write for a steady stream of successes
-    now.t += 0.1
+    now.t += 1
     health.record(7, None)
     health.record(8, None)  # another upstream has its own interval
     assert queued == [(7, None), (7, None), (8, None)]
     health.record(7, "HTTP 503")  # a failure is always written, and the next success too
     health.record(7, None)
     assert queued[-2:] == [(7, "HTTP 503"), (7, None)]
-    health.reset()
