@@ -59,6 +59,7 @@ class Ticket:
     reserved_nano: int = 0
     reserved_tokens: int = 0
     settled_keys: tuple[str, ...] = ()  # the holds', then the token limits' counters
+    settled_kinds: tuple[int, ...] = ()  # which of a settlement's amounts each moves by (``terms``)
     # x-ratelimit-* for the response, as Django's header store holds them: name → (name, value)
     headers: dict[str, tuple[str, str]] | None = None
     cost: Decimal | None = None
@@ -101,7 +102,8 @@ class Ticket:
         self.cost = ZERO if usage is None else from_nano(nano)
         if self.settled_keys:
             tokens = 0 if usage is None else usage.input_tokens + usage.output_tokens
-            settle_later(self.holds, self.settled_keys, nano - self.reserved_nano, tokens - self.reserved_tokens)
+            settle_later(self.holds, self.settled_keys, self.settled_kinds, nano - self.reserved_nano,
+                         tokens - self.reserved_tokens)
         return self.cost
 
 
@@ -129,18 +131,20 @@ def _changes(holds: Sequence[budgets.Hold], delta_nano: int,
     return [(h.key, delta_nano, h.ttl) for h in holds] + [(k, d, 2 * limits.MINUTE) for k, d in token_changes]
 
 
-def settle_later(holds: Sequence[budgets.Hold], keys: tuple[str, ...], delta_nano: int, delta_tokens: int) -> None:
+def settle_later(holds: Sequence[budgets.Hold], keys: tuple[str, ...], kinds: tuple[int, ...], delta_nano: int,
+                 delta_tokens: int) -> None:
     """``settle`` without a task of its own: ``keys`` (the holds' counters, then the token
-    limits') change by ``delta_nano`` and ``delta_tokens``, from what this process holds of them
-    or queued with its other counter operations, off the response path (a soft alert, rare, gets
-    a task when a budget crosses it)."""
-    n = len(holds)
+    limits', each moving as ``kinds`` says: ``terms.Terms.settled_kinds``) change by
+    ``delta_nano`` and ``delta_tokens``, from what this process holds of them or queued with its
+    other counter operations, off the response path (a soft alert, rare, gets a task when a
+    budget crosses it)."""
     try:
         store = counters.get()
     except RuntimeError:  # no event loop in this thread: settle here
-        asyncio.run(settle(holds, delta_nano, [(key, delta_tokens) for key in keys[n:]]))
+        asyncio.run(settle(holds, delta_nano, [(key, delta_tokens) for key in keys[len(holds):]]))
         return
-    values = store.add_held(keys, [delta_nano] * n + [delta_tokens] * (len(keys) - n))
+    # The amounts by kind: ``terms.REQUEST``, ``TOKENS``, ``IMAGES``, ``RESERVE``.
+    values = store.add_held(keys, (0, delta_tokens, 0, delta_nano), kinds)
     if values is not None:
         # ``_settled``'s test written out: a settlement that crosses no soft alert (nearly all of
         # them) calls nothing more.
@@ -149,7 +153,7 @@ def settle_later(holds: Sequence[budgets.Hold], keys: tuple[str, ...], delta_nan
                 _settled(holds, values, background=True)
                 break
         return
-    changes = _changes(holds, delta_nano, [(key, delta_tokens) for key in keys[n:]])
+    changes = _changes(holds, delta_nano, [(key, delta_tokens) for key in keys[len(holds):]])
     store.add_later(changes, lambda values: _settled(holds, values, background=True))
 
 
@@ -209,7 +213,8 @@ async def admit(principal: Principal, model: ModelEntry, estimate: Usage, *, tok
     outcome: Outcome | None = None
     try:
         store = counters.get()
-        served = store.take(shape.keys, shape.limits, shape.adds(tokens=tokens, images=images, reserve_nano=reserve))
+        # The amounts by kind: ``terms.REQUEST``, ``TOKENS``, ``IMAGES``, ``RESERVE``.
+        served = store.take(shape.keys, shape.limits, (1, tokens, images, reserve), shape.kinds)
         if served is None:
             checks = found.checks(shape, tokens=tokens, images=images, reserve_nano=reserve, now=now)
             outcome = await store.apply(checks)
@@ -221,7 +226,7 @@ async def admit(principal: Principal, model: ModelEntry, estimate: Usage, *, tok
             await _refuse(found, shape, checks, outcome, now)
         served = outcome.values, outcome.previous
     ticket.holds, ticket.reserved_nano = found.holds, reserve
-    ticket.settled_keys, ticket.reserved_tokens = found.settled_keys, tokens
+    ticket.settled_keys, ticket.settled_kinds, ticket.reserved_tokens = found.settled_keys, found.settled_kinds, tokens
     ticket.headers = limits.admitted_headers(shape.header_kinds, served[0], served[1], now)
     return ticket
 

@@ -37,19 +37,25 @@ class Outcome:
 
 Done = Callable[[tuple[int, ...] | None], None]
 
+# ``kinds`` of a ``take`` or ``add_held`` whose counters each have an amount of their own.
+EACH = range(1 << 16)
+
 
 class Counters(Protocol):
     async def apply(self, checks: Sequence[Check]) -> Outcome: ...
 
-    def take(self, keys: tuple[str, ...], limits: Sequence[int],
-             adds: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-        """Admit from what this process holds, without a round trip: each counter of ``keys``
-        (under its limit in ``limits``) takes its ``adds``, as ``apply`` of the same checks would;
-        the values and previous windows' values, or None (nothing taken: ``apply`` the checks)."""
+    def take(self, keys: tuple[str, ...], limits: Sequence[int], amounts: Sequence[int],
+             kinds: Sequence[int] = EACH) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """Admit from what this process holds, without a round trip: the counter of ``keys[i]``
+        (under its limit ``limits[i]``) takes ``amounts[kinds[i]]``, as ``apply`` of the same
+        checks would; the values and previous windows' values, or None (nothing taken: ``apply``
+        the checks)."""
 
-    def add_held(self, keys: tuple[str, ...], deltas: Sequence[int]) -> tuple[int, ...] | None:
-        """``add_later`` of ``deltas`` from what this process holds, without a round trip: the
-        new values, or None (nothing changed: ``add_later`` them)."""
+    def add_held(self, keys: tuple[str, ...], deltas: Sequence[int],
+                 kinds: Sequence[int] = EACH) -> tuple[int, ...] | None:
+        """``add_later`` of ``deltas`` (``keys[i]`` by ``deltas[kinds[i]]``) from what this
+        process holds, without a round trip: the new values, or None (nothing changed:
+        ``add_later`` them)."""
 
     async def add(self, changes: Sequence[tuple[str, int, int]]) -> tuple[int, ...]:
         """Add each ``(key, delta, ttl)``; the new values."""

@@ -25,7 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from studio.gateway.counter_types import Check
+from studio.gateway.counter_types import EACH, Check
 
 # Calls' worth a lease takes at most. When a lease is used up, the calls that arrive before the
 # next one is back wait for it: with 16 calls in flight and leases of 64, a quarter of all calls
@@ -122,10 +122,12 @@ class Book:
         previous windows', or None (and nothing taken) unless every one can be served."""
         return self.take(tuple([c.key for c in checks]), [c.limit for c in checks], [c.add for c in checks])
 
-    def take(self, keys: tuple[str, ...], limits: Sequence[int],
-             adds: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-        """``serve`` of the checks of ``keys`` (each under its limit in ``limits``) adding ``adds``,
-        without the checks themselves (a call served here needs none)."""
+    def take(self, keys: tuple[str, ...], limits: Sequence[int], amounts: Sequence[int],
+             kinds: Sequence[int] = EACH) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """``serve`` of the checks of ``keys`` (each under its limit in ``limits``) without the
+        checks themselves (a call served here needs none): the counter of ``keys[i]`` adds
+        ``amounts[kinds[i]]`` (a call's terms name the few amounts its checks add, one request,
+        its tokens or its reserve, and which one each check adds, once)."""
         found = self.bundles.get(keys) or self.bundle(keys)
         if found is None or found.until <= time.monotonic():
             return None
@@ -135,17 +137,19 @@ class Book:
                 if lease.limit != limit:
                     return None
             found.limits = limits
-        values = _advanced(leases, adds)
+        values = _advanced(leases, amounts, kinds)
         return None if values is None else (values, found.previous)
 
-    def settle(self, keys: tuple[str, ...], deltas: Sequence[int]) -> tuple[int, ...] | None:
-        """Settle ``deltas`` to the counters of ``keys`` against what is held: a call that used
-        less than it reserved hands the rest back to the lease, one that used more takes it from
-        the lease. The counters' values, or None (and nothing changed) unless every one is held."""
+    def settle(self, keys: tuple[str, ...], deltas: Sequence[int],
+               kinds: Sequence[int] = EACH) -> tuple[int, ...] | None:
+        """Settle ``deltas`` to the counters of ``keys`` (``keys[i]`` by ``deltas[kinds[i]]``)
+        against what is held: a call that used less than it reserved hands the rest back to the
+        lease, one that used more takes it from the lease. The counters' values, or None (and
+        nothing changed) unless every one is held."""
         found = self.bundles.get(keys) or self.bundle(keys)
         if found is None or found.until <= time.monotonic():
             return None
-        return _advanced(found.leases, deltas)
+        return _advanced(found.leases, deltas, kinds)
 
     def fold(self, keys: list[str]) -> list[Lease | None]:
         """Take back the leases of ``keys`` for a script run (their units go into it)."""
@@ -193,16 +197,18 @@ class Book:
         return out
 
 
-def _advanced(leases: tuple[Lease, ...], adds: Sequence[int]) -> tuple[int, ...] | None:
-    """Move each lease's value by its add, unless one would pass its top (then none moves): the
-    new values. Each lease moves as it is checked, and the ones already moved go back when a later
-    one has no room (rare: the call then goes to Redis, which renews the leases)."""
+def _advanced(leases: tuple[Lease, ...], amounts: Sequence[int], kinds: Sequence[int]) -> tuple[int, ...] | None:
+    """Move the value of ``leases[i]`` by ``amounts[kinds[i]]``, unless one would pass its top
+    (then none moves): the new values. Each lease moves as it is checked, and the ones already
+    moved go back when a later one has no room (rare: the call then goes to Redis, which renews
+    the leases). Every admission and settlement under limits runs this loop: it is kept to the
+    few steps each lease needs (``kinds`` is as long as ``leases``, or ``EACH``)."""
     values = []
-    for lease, add in zip(leases, adds, strict=True):
-        value = lease.value + add
+    for lease, kind in zip(leases, kinds, strict=False):
+        value = lease.value + amounts[kind]
         if value > lease.top:
-            for moved, back in zip(leases, adds[:len(values)], strict=False):
-                moved.value -= back
+            for moved, back in zip(leases[:len(values)], kinds, strict=False):
+                moved.value -= amounts[back]
             return None
         lease.value = value
         values.append(value)

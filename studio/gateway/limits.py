@@ -147,6 +147,9 @@ def header_kinds(rules: list[Rule]) -> tuple[HeaderKind, ...]:
     return tuple((HEADERS[what], tuple(found)) for what, found in kinds.items())
 
 
+_MORE = 1 << 63
+
+
 def admitted_headers(kinds: tuple[HeaderKind, ...], values: Sequence[int], previous: Sequence[int],
                      now: float) -> dict[str, tuple[str, str]]:
     """``headers(windows(...))`` of an admitted call in one pass: for each kind, the limit with the
@@ -160,14 +163,13 @@ def admitted_headers(kinds: tuple[HeaderKind, ...], values: Sequence[int], previ
     floor = math.floor
     out = {}
     for (limit_name, remaining_name, reset_name), candidates in kinds:
-        least = at = -1
-        limit_header = None
+        least = _MORE  # more than any limit leaves: the first candidate is taken
         for i, limit, header in candidates:
             before = previous[i]
             remaining = limit - values[i] - floor(before * weight) if before else limit - values[i]
             if remaining < 0:  # as ``windows``: spent limits tie, and the first of them is reported
                 remaining = 0
-            if at < 0 or remaining < least:
+            if remaining < least:
                 least, at, limit_header = remaining, i, header
         value = values[at]
         if value > 0:  # ``reset_in``

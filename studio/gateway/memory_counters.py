@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 
 from studio.gateway import leases
-from studio.gateway.counter_types import Check, Done, Outcome
+from studio.gateway.counter_types import EACH, Check, Done, Outcome
 
 
 class MemoryCounters:
@@ -51,20 +51,21 @@ class MemoryCounters:
             out.append(value)
         return tuple(out)
 
-    def take(self, keys: tuple[str, ...], limits: Sequence[int],
-             adds: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    def take(self, keys: tuple[str, ...], limits: Sequence[int], amounts: Sequence[int],
+             kinds: Sequence[int] = EACH) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         book = self.book
         if not book.held:
             return None
         with self.lock:
-            return book.take(keys, limits, adds)
+            return book.take(keys, limits, amounts, kinds)
 
-    def add_held(self, keys: tuple[str, ...], deltas: Sequence[int]) -> tuple[int, ...] | None:
+    def add_held(self, keys: tuple[str, ...], deltas: Sequence[int],
+                 kinds: Sequence[int] = EACH) -> tuple[int, ...] | None:
         book = self.book
         if not book.held:
             return None
         with self.lock:
-            return book.settle(keys, deltas)
+            return book.settle(keys, deltas, kinds)
 
     async def apply(self, checks: Sequence[Check]) -> Outcome:
         return self.check(checks)

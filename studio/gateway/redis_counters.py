@@ -26,7 +26,7 @@ import orjson
 from django.conf import settings
 
 from studio.gateway import leases
-from studio.gateway.counter_types import Check, Done, Outcome
+from studio.gateway.counter_types import EACH, Check, Done, Outcome
 
 logger = logging.getLogger(__name__)
 
@@ -272,14 +272,15 @@ class RedisCounters:
             found = self._packed[name] = packed(self.prefix + name)
         return found
 
-    def take(self, keys: tuple[str, ...], limits: Sequence[int],
-             adds: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    def take(self, keys: tuple[str, ...], limits: Sequence[int], amounts: Sequence[int],
+             kinds: Sequence[int] = EACH) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         book = self._leases
-        return book.take(keys, limits, adds) if book.held else None
+        return book.take(keys, limits, amounts, kinds) if book.held else None
 
-    def add_held(self, keys: tuple[str, ...], deltas: Sequence[int]) -> tuple[int, ...] | None:
+    def add_held(self, keys: tuple[str, ...], deltas: Sequence[int],
+                 kinds: Sequence[int] = EACH) -> tuple[int, ...] | None:
         book = self._leases
-        return book.settle(keys, deltas) if book.held else None
+        return book.settle(keys, deltas, kinds) if book.held else None
 
     async def apply(self, checks: Sequence[Check]) -> Outcome:
         book = self._leases

@@ -28,7 +28,8 @@ MAX_KEPT = 4096  # terms kept at most (the key, user, team and model of each cal
 
 
 # What a check adds, by its index in ``Shape.kinds``: one request, the call's tokens, its images,
-# or its reserve (a budget's).
+# or its reserve (a budget's); a settlement moves the holds by the reserve's part and the token
+# limits by the tokens' (``Terms.settled_kinds``). A call passes its amounts in this order.
 REQUEST, TOKENS, IMAGES, RESERVE = range(4)
 _KINDS = {"requests": REQUEST, "tokens": TOKENS, "images": IMAGES}
 
@@ -37,8 +38,9 @@ _KINDS = {"requests": REQUEST, "tokens": TOKENS, "images": IMAGES}
 class Shape:
     """The limits a call is checked against, with or without the images-per-minute ones (a call
     that makes no image is not checked against them): the checks come in this order, then the
-    budgets'. ``keys``, ``limits`` and ``kinds`` are every check's counter, limit and what it adds,
-    for a call served from this process's leases (``adds``), which needs no ``Check``."""
+    budgets'. ``keys``, ``limits`` and ``kinds`` are every check's counter, limit and which of a
+    call's ``amounts`` it adds, for a call served from this process's leases, which needs no
+    ``Check``."""
 
     rows: tuple[tuple[limits.Rule, str, str], ...]  # (rule, this minute's counter, the previous one's)
     rules: list[limits.Rule]
@@ -46,11 +48,6 @@ class Shape:
     keys: tuple[str, ...]
     limits: tuple[int, ...]
     kinds: tuple[int, ...]
-
-    def adds(self, *, tokens: int, images: int, reserve_nano: int) -> list[int]:
-        """What each check adds for a call of ``tokens``, ``images`` and ``reserve_nano``."""
-        amounts = (1, tokens, images, reserve_nano)
-        return [amounts[kind] for kind in self.kinds]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +59,7 @@ class Terms:
     holds: tuple[budgets.Hold, ...]
     hold_rows: tuple[tuple[str, int, int, int], ...]  # each hold's (counter, limit, ttl, base)
     settled_keys: tuple[str, ...]  # the counters a settlement changes: the holds', then the tokens'
+    settled_kinds: tuple[int, ...]  # which of a settlement's amounts each of them moves by
 
     def shape(self, images: int) -> Shape:
         return self.with_images if images else self.without_images
@@ -129,6 +127,7 @@ def _work_out(snap: Snapshot, principal: Principal, model_id: str, minute: int, 
         holds=tuple(hold for hold, _ in held),
         hold_rows=hold_rows,
         settled_keys=tuple(key for key, _, _, _ in hold_rows) + token_keys,
+        settled_kinds=(RESERVE,) * len(hold_rows) + (TOKENS,) * len(token_keys),
     )
 
 

@@ -58,15 +58,23 @@ def test_the_terms_of_each_key_user_team_and_model_are_their_own():
 
 def test_each_check_of_a_shape_is_given_what_it_adds():
     """One request, the call's tokens, its images or its reserve, in the checks' order, whatever
-    their number (none: a text call under an images limit alone)."""
-    amounts = {"tokens": 300, "images": 2, "reserve_nano": 7_000}
+    their number (none: a text call under an images limit alone); a settlement moves the budgets
+    by the cost's part and the token limits by the tokens'."""
+    amounts = {terms.REQUEST: 1, terms.TOKENS: 300, terms.IMAGES: 2, terms.RESERVE: 7_000}
+
+    def adds(shape: terms.Shape) -> list[int]:
+        return [amounts[kind] for kind in shape.kinds]
+
     images_only = terms.terms_for(Snapshot(limits={(10, ""): LimitEntry(ipm=4)}), ALICE, "m", NOW)
-    assert images_only.shape(0).adds(**amounts) == []
-    assert images_only.shape(2).adds(**amounts) == [2]
+    assert adds(images_only.shape(0)) == []
+    assert adds(images_only.shape(2)) == [2]
     snap = Snapshot(limits={(10, ""): LimitEntry(rpm=5, tpm=1000, ipm=4)}, budgets={("key", 10): (budget("key", 10, 1),)})
     every = terms.terms_for(snap, ALICE, "m", NOW)
-    assert every.shape(0).adds(**amounts) == [1, 300, 7_000]
-    assert every.shape(2).adds(**amounts) == [1, 300, 2, 7_000]
+    assert adds(every.shape(0)) == [1, 300, 7_000]
+    assert adds(every.shape(2)) == [1, 300, 2, 7_000]
+    settled = {terms.TOKENS: -40, terms.RESERVE: -500}
+    assert [settled[kind] for kind in every.settled_kinds] == [-500, -40]  # the budget's, then the tokens'
+    assert every.settled_keys == (every.holds[0].key, every.token_keys[0])
 
 
 @pytest.mark.django_db(transaction=True)
