@@ -14,10 +14,13 @@ import contextlib
 import logging
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from django.conf import settings
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +29,8 @@ RESYNC = "resync"
 _handlers: dict[str, list[Handler]] = {}
 _listeners: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task] = weakref.WeakKeyDictionary()
 _sync_client: list[Any] = []  # one connection pool per process, made on first use
+# One client (with its connection pool) per event loop, kept as long as the loop, for short commands.
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Redis] = weakref.WeakKeyDictionary()
 
 
 def channel() -> str:
@@ -64,21 +69,28 @@ def publish_sync(message: dict[str, Any]) -> None:
         logger.warning("publishing gateway event %s failed", message.get("kind"), exc_info=True)
 
 
-def async_client() -> Any:
+def async_client() -> Redis:
+    """A new client, with a pool of its own: the caller closes it (``aclose``)."""
     import redis.asyncio
 
     return redis.asyncio.Redis.from_url(settings.REDIS_URL, **settings.REDIS_CONNECTION_OPTIONS)
+
+
+def loop_client() -> Redis:
+    """This event loop's client for short commands, whose connections stay open between uses
+    (not closed by its callers)."""
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None:
+        client = _clients[loop] = async_client()
+    return client
 
 
 async def publish(message: dict[str, Any]) -> None:
     if not shared():
         dispatch(message)
         return
-    client = async_client()
-    try:
-        await client.publish(channel(), orjson.dumps(message))
-    finally:
-        await client.aclose()
+    await loop_client().publish(channel(), orjson.dumps(message))
 
 
 def start() -> asyncio.Task | None:

@@ -169,29 +169,50 @@ async def push(batch: dict[int, Outcomes]) -> None:
         logger.warning("writing upstream health failed", exc_info=True)
 
 
+# The shared breakers' update for a batch of outcomes, in one round trip. KEYS: the failures and
+# breakers hashes; ARGV: the threshold, when a breaker opened now stays open until, then
+# (upstream id, 1 if the last outcome was a success, failures since) per upstream. Per upstream:
+# its failures, until when its breaker is open ("0": closed) and whether it was open before.
+PUSH = """
+local threshold, open_at, out = tonumber(ARGV[1]), ARGV[2], {}
+for i = 3, #ARGV, 3 do
+  local id, succeeded, failures = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  local was_open = tonumber(redis.call('HGET', KEYS[2], id) or '0') ~= 0
+  local count = failures
+  if succeeded == '1' then
+    redis.call('HSET', KEYS[1], id, failures)
+  else
+    count = redis.call('HINCRBY', KEYS[1], id, failures)
+  end
+  local open_until = '0'
+  if count >= threshold then
+    open_until = open_at
+    redis.call('HSET', KEYS[2], id, open_at)
+  elseif was_open then
+    redis.call('HDEL', KEYS[2], id)
+  end
+  out[#out + 1] = count
+  out[#out + 1] = open_until
+  out[#out + 1] = was_open and 1 or 0
+end
+return out
+"""
+
+
 async def _push_shared(batch: dict[int, Outcomes]) -> dict[int, tuple[int, float]]:
-    failures_key, breakers_key = _keys()
-    client = events.async_client()
+    """Add ``batch`` to the shared failure counts (one script run on this loop's client) and
+    announce each breaker that is, or was, open: every upstream's (failures, open until)."""
+    client = events.loop_client()
+    args: list[int | float | str] = [FAILURES_TO_OPEN, repr(time.time() + OPEN_SECONDS)]
+    for upstream_id, outcome in batch.items():
+        args += [upstream_id, int(outcome.succeeded), outcome.failures_after_success]
+    found = await client.eval(PUSH, 2, *_keys(), *args)
     result: dict[int, tuple[int, float]] = {}
-    try:
-        for upstream_id, outcome in batch.items():
-            was_open = float(await client.hget(breakers_key, str(upstream_id)) or 0)
-            if outcome.succeeded:
-                await client.hset(failures_key, str(upstream_id), outcome.failures_after_success)
-                count = outcome.failures_after_success
-            else:
-                count = await client.hincrby(failures_key, str(upstream_id), outcome.failures_after_success)
-            open_until = 0.0
-            if count >= FAILURES_TO_OPEN:
-                open_until = time.time() + OPEN_SECONDS
-                await client.hset(breakers_key, str(upstream_id), open_until)
-            elif was_open:
-                await client.hdel(breakers_key, str(upstream_id))
-            result[upstream_id] = (count, open_until)
-            if open_until or was_open:
-                await client.publish(events.channel(), _message(upstream_id, count, open_until))
-    finally:
-        await client.aclose()
+    for upstream_id, count, open_at, was_open in zip(batch, found[::3], found[1::3], found[2::3], strict=True):
+        open_until = float(open_at)
+        result[upstream_id] = (int(count), open_until)
+        if open_until or was_open:
+            await client.publish(events.channel(), _message(upstream_id, int(count), open_until))
     return result
 
 
@@ -238,12 +259,9 @@ def _on_resync(_: dict) -> None:
 async def resync() -> None:
     """Load the shared breakers into this process's view (after (re)connecting)."""
     failures_key, breakers_key = _keys()
-    client = events.async_client()
-    try:
-        failures = await client.hgetall(failures_key)
-        breakers = await client.hgetall(breakers_key)
-    finally:
-        await client.aclose()
+    client = events.loop_client()
+    failures = await client.hgetall(failures_key)
+    breakers = await client.hgetall(breakers_key)
     view.clear()
     for key, value in failures.items():
         view.apply(int(key), int(value), float(breakers.get(key, 0) or 0))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -161,6 +162,23 @@ async def test_a_breaker_opened_elsewhere_reaches_this_process_through_redis(cat
             break
         await asyncio.sleep(0.05)
     assert not health.view.is_open(up.id)
+
+
+@redis_only
+async def test_shared_failures_add_up_across_processes_pushes_and_a_success_resets_them(listening):
+    failures_key, breakers_key = health._keys()
+    first = await health._push_shared({901: health.Outcomes(failures_after_success=2, last_error="x"),
+                                       902: health.Outcomes(succeeded=True)})
+    assert first == {901: (2, 0.0), 902: (0, 0.0)}  # under the threshold: no breaker yet
+    second = await health._push_shared({901: health.Outcomes(failures_after_success=1, last_error="x")})
+    count, open_until = second[901]
+    assert count == 3 and open_until > time.time() + health.OPEN_SECONDS - 5  # 2 + 1 opens it
+    client = events.loop_client()
+    assert float(await client.hget(breakers_key, "901")) == open_until
+    after = await health._push_shared({901: health.Outcomes(succeeded=True, failures_after_success=1)})
+    assert after == {901: (1, 0.0)}  # a success, then one failure: counted from the success, closed
+    assert await client.hget(breakers_key, "901") is None
+    assert int(await client.hget(failures_key, "901")) == 1
 
 
 @redis_only
