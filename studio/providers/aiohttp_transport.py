@@ -12,7 +12,8 @@ turn back into its own (building, normalising and converting them cost about a t
 call's CPU). The answer is the same ``httpx.Response``, its errors the same httpx errors.
 
 Its connections use ``ArrivingHandler``, aiohttp's own protocol, which skips the empty parser
-feed aiohttp 3.14 makes after every HTTP chunk a reader takes (see the class).
+feed aiohttp 3.14 makes after every HTTP chunk a reader takes, and keeps one read timer per
+silence instead of making one per piece received (see the class).
 """
 
 from __future__ import annotations
@@ -120,6 +121,31 @@ class ArrivingHandler(ResponseHandler):
     def resume_reading(self, resume_parser: bool = True) -> None:
         if self._reading_paused:
             super().resume_reading(resume_parser)
+
+    # aiohttp's read timeout (``sock_read``: the longest silence between two reads) cancels its
+    # timer and makes a new one for every piece that arrives, about 1.8 µs each on uvloop. Here
+    # a piece only moves the deadline; the timer, made once, looks at the deadline when it goes
+    # off and waits out the rest when a piece came meanwhile. Dropping it (the answer's end, a
+    # pause) is aiohttp's own ``_drop_timeout``.
+    _read_deadline = 0.0
+
+    def _reschedule_timeout(self) -> None:
+        timeout = self._read_timeout
+        if not timeout:
+            self._drop_timeout()
+            return
+        loop = self._loop
+        self._read_deadline = deadline = loop.time() + timeout
+        if self._read_timeout_handle is None:
+            self._read_timeout_handle = loop.call_at(deadline, self._on_read_deadline)
+
+    def _on_read_deadline(self) -> None:
+        loop = self._loop
+        if loop.time() < self._read_deadline:  # read from since it was set: the rest of the wait
+            self._read_timeout_handle = loop.call_at(self._read_deadline, self._on_read_deadline)
+            return
+        self._read_timeout_handle = None
+        self._on_read_timeout()
 
 
 class AiohttpTransport(library.AiohttpTransport):

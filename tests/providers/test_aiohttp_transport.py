@@ -237,3 +237,69 @@ async def test_a_stream_read_slowly_pauses_and_resumes_reading_and_arrives_whole
         await transport.aclose()
     assert b"".join(pieces) == b"".join(sent)
     assert protocol_calls["paused"] > 0 and protocol_calls["empty feeds"] > 0
+
+
+def trickling(pieces: list[bytes], gap: float, then_silent: float = 0.0):
+    """A vendor sending one HTTP chunk every ``gap`` seconds (then, with ``then_silent``, nothing
+    for that long before its end)."""
+    async def answer(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+        for piece in pieces:
+            writer.write(b"%x\r\n" % len(piece) + piece + b"\r\n")
+            await writer.drain()
+            await asyncio.sleep(gap)
+        await asyncio.sleep(then_silent)
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+    return answer
+
+
+@pytest.fixture
+async def read_timers(monkeypatch):
+    """The read timers the connections set on this event loop."""
+    loop = asyncio.get_running_loop()
+    made: list[float] = []
+    call_at = loop.call_at
+
+    def counted(when, callback, *args, **kwargs):
+        if getattr(callback, "__func__", None) is ArrivingHandler._on_read_deadline:
+            made.append(when)
+        return call_at(when, callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_at", counted)
+    return made
+
+
+async def test_a_stream_longer_than_its_read_timeout_arrives_whole_on_a_timer_per_silence(read_timers):
+    """The read timeout bounds each silence, not the whole answer, and a piece that arrives
+    moves the deadline without a new timer."""
+    sent = events(12, 100)
+    transport = AiohttpTransport()
+    try:
+        async with vendor(trickling(sent, gap=0.05)) as base:
+            response = await through_httpx(transport, base + "/v1/responses")  # read timeout 0.2 s
+            pieces = [piece async for piece in response.stream]
+            await close_answer(response)
+    finally:
+        await transport.aclose()
+    assert b"".join(pieces) == b"".join(sent)  # 0.6 s of answer, never 0.2 s without a piece
+    assert 1 <= len(read_timers) < len(sent) // 2
+
+
+async def test_a_vendor_silent_midway_for_longer_than_the_read_timeout_is_a_read_timeout():
+    sent = events(3, 100)
+    transport = AiohttpTransport()
+    got: list[bytes] = []
+    try:
+        async with vendor(trickling(sent, gap=0.05, then_silent=2.0)) as base:
+            response = await through_httpx(transport, base + "/v1/responses")  # read timeout 0.2 s
+            started = asyncio.get_running_loop().time()
+            with pytest.raises(httpx.ReadTimeout):
+                async for piece in response.stream:
+                    got.append(piece)
+            waited = asyncio.get_running_loop().time() - started
+            await close_answer(response)
+    finally:
+        await transport.aclose()
+    assert b"".join(got) == b"".join(sent)  # what came before the silence was handed over
+    assert waited < 1.5  # cut by the read timeout, not by the vendor's end
