@@ -141,7 +141,7 @@ class ArrivingHandler(ResponseHandler):
 
     def _on_read_deadline(self) -> None:
         loop = self._loop
-        if loop.time() < self._read_deadline:  # read from since it was set: the rest of the wait
+        if loop.time() < self._read_deadline:  # a piece came after it was set: wait out the rest
             self._read_timeout_handle = loop.call_at(self._read_deadline, self._on_read_deadline)
             return
         self._read_timeout_handle = None

@@ -165,7 +165,7 @@ async def test_a_breaker_opened_elsewhere_reaches_this_process_through_redis(cat
 
 
 @redis_only
-async def test_shared_failures_add_up_across_processes_pushes_and_a_success_resets_them(listening):
+async def test_shared_failures_add_up_across_pushes_open_the_breaker_and_a_success_resets_them(listening):
     failures_key, breakers_key = health._keys()
     first = await health._push_shared({901: health.Outcomes(failures_after_success=2, last_error="x"),
                                        902: health.Outcomes(succeeded=True)})

@@ -200,3 +200,22 @@ def test_a_call_one_lease_cannot_serve_moves_none_of_them_and_the_units_held_sta
     assert (book.held[keys[1]].value, book.held[keys[1]].left) == (150, 698)
     assert book.take(keys, limits, [1, 5, 0]) == ((12, 155, 37), (0, 9, 0))
     assert book.ended(everything=True) == [(keys[0], -48, 120), (keys[1], -693, 120), (keys[2], -10, 0)]
+
+
+def test_checks_take_their_kind_s_amount_and_a_refused_call_puts_back_what_each_took():
+    """A call names its amounts once (one request, its tokens, its reserve) and which one each
+    counter takes; two counters of one kind take the same amount, and when a later lease has no
+    room, every counter already moved goes back by exactly what it took."""
+    book = leases.Book()
+    keys = ("rl:7:*:rpm:1", "rl:7:m:tpm:1", "rl:7:*:tpm:1", "b:3:0")
+    limits = (10_000, 10**6, 10**6, 10**9)
+    kinds = (0, 1, 1, 2)  # request, tokens, tokens, reserve
+    book.add(keys[0], 50, 10, 0, 10_000, 120)
+    book.add(keys[1], 500, 100, 0, 10**6, 120)
+    book.add(keys[2], 500, 200, 0, 10**6, 120)
+    book.add(keys[3], 40, 7, 0, 10**9, 0)
+    assert book.take(keys, limits, (1, 300, 41), kinds) is None  # the reserve does not fit
+    assert [book.held[key].value for key in keys] == [10, 100, 200, 7]
+    assert book.take(keys, limits, (1, 300, 40), kinds) == ((11, 400, 500, 47), (0, 0, 0, 0))
+    # A settlement: the budget by the cost's part, both token limits by the tokens'.
+    assert book.settle(keys[1:], (-100, -15), (0, 0, 1)) == (300, 400, 32)
