@@ -19,13 +19,7 @@ def authenticate(snapshot: Snapshot, secret: str) -> Principal:
         raise AuthenticationFailed("invalid API key")
     if entry.expires_at is not None and entry.expires_at <= time.time():
         raise AuthenticationFailed("API key has expired")
-    return Principal(
-        user_id=entry.user_id,
-        key_id=entry.id,
-        team_id=entry.team_id,
-        allowed_models=entry.allowed_models,
-        key_prefix=entry.prefix,
-    )
+    return entry.principal
 
 
 def resolve_model(snapshot: Snapshot, principal: Principal, model_id: str, route: str, *,

@@ -26,9 +26,11 @@ def snapshot(**key) -> Snapshot:
 
 def test_a_known_key_becomes_its_principal(count_queries):
     count_queries["n"] = 0
-    principal = authenticate(snapshot(team_id=3, allowed_models=frozenset({"omicron-4-mini"})), SECRET)
+    snap = snapshot(team_id=3, allowed_models=frozenset({"omicron-4-mini"}))
+    principal = authenticate(snap, SECRET)
     assert principal == Principal(user_id=9, key_id=4, team_id=3, allowed_models=frozenset({"omicron-4-mini"}),
                                   key_prefix=SECRET[:12])
+    assert authenticate(snap, SECRET) is principal  # made with the key's entry, not per call
     assert count_queries["n"] == 0
 
 
