@@ -155,7 +155,8 @@ def parser() -> argparse.ArgumentParser:
                          help="SVG flame graphs, or collapsed stacks as text (raw)")
     profile.add_argument("--paused", action="store_true",
                          help="pause the gateway for each sample: every stack whole, on a busy machine too "
-                              "(the gateway runs slower meanwhile; read shares, not rates)")
+                              "(the gateway runs slower meanwhile; read shares, not rates; samples gather at "
+                              "system calls far beyond their share of the time)")
     profile.add_argument("--no-raw", dest="raw", action="store_false",
                          help="skip the raw relay's CPU by thread under the same load, printed beside the gateway's")
     add_gateway_options(profile)
