@@ -106,11 +106,16 @@ def start() -> asyncio.Task | None:
 
 
 async def stop() -> None:
-    task = _listeners.pop(asyncio.get_running_loop(), None)
+    """Stop this event loop's listener and close its kept client (``loop_client``)."""
+    loop = asyncio.get_running_loop()
+    task = _listeners.pop(loop, None)
     if task is not None:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    client = _clients.pop(loop, None)
+    if client is not None:
+        await client.aclose()
 
 
 async def listen(ready: asyncio.Event | None = None) -> None:

@@ -65,3 +65,27 @@ async def test_with_redis_every_listener_hears_a_publish(settings, heard):
         with pytest.raises(asyncio.CancelledError):
             await listener
     assert sorted(m["from"] for m in heard) == ["async", "sync"]
+
+
+async def test_stopping_closes_the_loop_s_kept_client(settings):
+    """The client publishing on this loop keeps its connection between uses, and closes it when
+    the events stop (the server's shutdown)."""
+    if not redis_available():
+        pytest.skip("no Redis at " + TEST_REDIS)
+    import redis
+
+    settings.REDIS_URL = TEST_REDIS
+    settings.STUDIO_REDIS_PREFIX = f"test-events-{uuid.uuid4().hex}"
+    await events.publish({"kind": "ping"})
+    kept = events.loop_client()
+    connection = await kept.client_id()
+    await events.publish({"kind": "ping"})
+    assert events.loop_client() is kept and await kept.client_id() == connection  # one connection, reused
+    await events.stop()
+    server = redis.Redis.from_url(TEST_REDIS)
+    try:
+        assert [c for c in server.client_list() if int(c["id"]) == connection] == []
+    finally:
+        server.close()
+    assert events.loop_client() is not kept
+    await events.stop()
