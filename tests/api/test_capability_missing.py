@@ -63,6 +63,25 @@ async def test_native_route_on_a_text_only_upstream(client, alice, miswire, meth
     assert vendor.paths == []
 
 
+async def test_a_native_call_no_upstream_can_make_spends_nothing_of_the_limits(client, alice, miswire):
+    from studio.models import RateLimit, Upstream
+
+    await RateLimit.objects.acreate(api_key=alice.key, rpm=1)
+    miswire("anthropic", "delta-3.1-flash-image")
+    path, headers = "/v1/models/delta-3.1-flash-image:generateContent", {"x-delta-api-key": alice.secret}
+    body = {"contents": [{"role": "user", "parts": [{"text": "a kite"}]}]}
+    assert (await client.post(path, json=body, headers=headers)).status_code == 400
+    async for row in Upstream.objects.all():  # the sandbox back, the miswired upstream gone
+        if row.name == "Sandbox":
+            row.enabled = True
+            await row.asave()
+        else:
+            await row.adelete()
+    served = await client.post(path, json=body, headers=headers)
+    assert served.status_code == 200, served.text  # the refusal did not take the minute's one call
+    assert served.headers["x-ratelimit-remaining-requests"] == "0"
+
+
 # -- images ------------------------------------------------------------------------------------
 
 

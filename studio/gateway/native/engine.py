@@ -58,13 +58,14 @@ async def prepare(
     model = resolve_model(snap, principal, model_id, route)
     native_rules.validate(body, model)
     refuse_nul(body, raw)
+    upstreams = capable(routing.candidates(snap, model_id), model, Capability.NATIVE_IMAGE)
     record = NativeRecord.start(principal, model_id, route, body, stream=stream)
     likely = estimate(body, len(raw) if raw is not None else 0)
     # The vendor bills the image as output tokens: they count against a tokens-per-minute limit
-    # like a chat's, reserved before the call and settled with what it reports.
+    # like a chat's, reserved before the call (once an upstream can make it) and settled with what
+    # it reports.
     record.ticket = await admission.admit(principal, model, likely, tokens=likely.input_tokens + likely.output_tokens,
                                           images=1, snap=snap)
-    upstreams = capable(routing.candidates(snap, model_id), model, Capability.NATIVE_IMAGE)
     return NativeCall(model=model, upstreams=upstreams, body=body,
                       encoded=raw if raw is not None else orjson.dumps(body), record=record)
 
