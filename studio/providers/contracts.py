@@ -36,6 +36,7 @@ class Capability(enum.StrEnum):
     VIDEO_TASKS = "video_tasks"  # asynchronous video tasks
     TOKEN_COUNT = "token_count"  # counting a messages request's input tokens without generating
     EMBEDDINGS = "embeddings"  # text embeddings (OpenAI's /embeddings, Gemini's batchEmbedContents)
+    EMBEDDING_TOKENS = "embedding_tokens"  # embeddings of inputs given as token ids (OpenAI's /embeddings)
 
 
 class Upstream(Protocol):
@@ -140,6 +141,7 @@ CONTRACTS: dict[Capability, type] = {
     Capability.VIDEO_TASKS: VideoTaskUpstream,
     Capability.TOKEN_COUNT: TokenCountUpstream,
     Capability.EMBEDDINGS: EmbeddingsUpstream,
+    Capability.EMBEDDING_TOKENS: EmbeddingsUpstream,
 }
 
 

@@ -21,7 +21,8 @@ from studio.providers.bodies import WholeBodyStream
 from studio.providers.contracts import Capability
 
 FAMILY_OF = {Capability.TEXT: "text", Capability.IMAGES: "images", Capability.NATIVE_IMAGE: "images",
-             Capability.VIDEO_TASKS: "video", Capability.TOKEN_COUNT: "text", Capability.EMBEDDINGS: "text"}
+             Capability.VIDEO_TASKS: "video", Capability.TOKEN_COUNT: "text", Capability.EMBEDDINGS: "text",
+             Capability.EMBEDDING_TOKENS: "text"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,7 +57,7 @@ SANDBOX = "sandbox"
 CAPABILITY_NAMES = {
     Capability.NATIVE_IMAGE: "native image generation", Capability.IMAGES: "the images API",
     Capability.TEXT: "text", Capability.VIDEO_TASKS: "video tasks", Capability.EMBEDDINGS: "embeddings",
-    Capability.TOKEN_COUNT: "counting tokens",
+    Capability.TOKEN_COUNT: "counting tokens", Capability.EMBEDDING_TOKENS: "embeddings of token ids",
 }
 
 
@@ -205,8 +205,10 @@ def token_count_upstream(upstream: UpstreamEntry, model: ModelEntry) -> TokenCou
     return cast(TokenCountUpstream, _provider(upstream, model, Capability.TOKEN_COUNT))
 
 
-def embeddings_upstream(upstream: UpstreamEntry, model: ModelEntry) -> EmbeddingsUpstream:
-    return cast(EmbeddingsUpstream, _provider(upstream, model, Capability.EMBEDDINGS))
+def embeddings_upstream(upstream: UpstreamEntry, model: ModelEntry,
+                        capability: Capability = Capability.EMBEDDINGS) -> EmbeddingsUpstream:
+    """``capability``: ``EMBEDDING_TOKENS`` for a job whose inputs are token ids."""
+    return cast(EmbeddingsUpstream, _provider(upstream, model, capability))
 
 
 def video_upstream(protocol: str, upstream: UpstreamEntry) -> VideoTaskUpstream:

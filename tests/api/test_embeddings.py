@@ -10,6 +10,8 @@ import pytest
 from google import genai
 from google.genai import types
 
+from tests.gateway.spend_support import backend  # noqa: F401
+
 pytestmark = pytest.mark.django_db(transaction=True)
 TEXTS = ["the cat sat on the mat", "a cat sits on a mat", "quarterly bond market report"]
 
@@ -53,6 +55,40 @@ def test_genai_client_embed_content(genai_sdk, model):
     assert same.embeddings[0].values == vectors[0]  # deterministic
 
 
+def test_openai_client_token_ids_as_langchain_sends_them(openai_sdk):
+    # LangChain's OpenAIEmbeddings splits texts into token ids itself and sends those by default.
+    cat, cats, bonds = [791, 8415, 7731, 389, 279, 5634], [791, 8415, 7731, 389, 264, 5634], [9071, 36508, 10205]
+    result = openai_sdk.embeddings.create(model="omicron-embed-3-small", input=[cat, cats, bonds])
+    vectors = [item.embedding for item in result.data]
+    assert [len(v) for v in vectors] == [1536] * 3 and result.usage.prompt_tokens == 15
+    assert cosine(vectors[0], vectors[1]) > cosine(vectors[0], vectors[2]) + 0.3
+    one = openai_sdk.embeddings.create(model="omicron-embed-3-small", input=cat, encoding_format="float")
+    assert one.data[0].embedding == pytest.approx(vectors[0], abs=1e-6) and one.usage.prompt_tokens == 6
+
+
+def test_token_ids_for_a_model_whose_upstream_takes_only_texts_are_a_400(openai_sdk):
+    import openai
+
+    with pytest.raises(openai.BadRequestError) as info:
+        openai_sdk.embeddings.create(model="delta-embedding-1", input=[[791, 8415]])
+    error = info.value.body
+    assert error["param"] == "input" and "token ids" in error["message"] and "texts" in error["message"]
+
+
+async def test_a_model_that_cannot_take_token_ids_reserves_nothing(client, alice, backend):  # noqa: F811
+    from studio.models import RateLimit
+
+    await RateLimit.objects.acreate(api_key=alice.key, rpm=1)
+    headers = {"Authorization": f"Bearer {alice.secret}"}
+    refused = await client.post("/v1/embeddings", headers=headers, json={"model": "delta-embedding-1",
+                                                                         "input": [[791, 8415]]})
+    assert refused.status_code == 400 and refused.json()["error"]["param"] == "input"
+    served = await client.post("/v1/embeddings", headers=headers, json={"model": "delta-embedding-1",
+                                                                        "input": "the cat"})
+    assert served.status_code == 200, served.text  # the one call a minute was not spent by the refusal
+    assert served.headers["x-ratelimit-remaining-requests"] == "0"
+
+
 def test_usage_is_recorded_and_priced(openai_sdk, alice):
     from studio.models import UsageRecord
 
@@ -68,7 +104,11 @@ def test_usage_is_recorded_and_priced(openai_sdk, alice):
 async def test_bad_input_is_a_400_naming_the_field(client, alice):
     headers = {"Authorization": f"Bearer {alice.secret}"}
     cases = [({"model": "omicron-embed-3-small", "input": ""}, "input"),
-             ({"model": "omicron-embed-3-small", "input": [[1, 2, 3]]}, "input"),
+             ({"model": "omicron-embed-3-small", "input": ["a", [1, 2, 3]]}, "input"),
+             ({"model": "omicron-embed-3-small", "input": [[1, -2, 3]]}, "input"),
+             ({"model": "omicron-embed-3-small", "input": [[1, 2], []]}, "input"),
+             ({"model": "omicron-embed-3-small", "input": [[1] * 8192]}, "input"),
+             ({"model": "delta-embedding-1", "input": [[1, 2, 3]]}, "input"),
              ({"model": "omicron-embed-3-small", "input": "x", "dimensions": 5000}, "dimensions"),
              ({"model": "omicron-4-mini", "input": "x"}, "model")]
     for body, param in cases:

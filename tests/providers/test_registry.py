@@ -16,7 +16,7 @@ from tests.providers.video_fakes import upstream
 
 EXPECTED = {
     "gemini": {Capability.NATIVE_IMAGE, Capability.IMAGES, Capability.EMBEDDINGS},
-    "openai": {Capability.IMAGES, Capability.TEXT, Capability.EMBEDDINGS},
+    "openai": {Capability.IMAGES, Capability.TEXT, Capability.EMBEDDINGS, Capability.EMBEDDING_TOKENS},
     "ark": {Capability.IMAGES, Capability.VIDEO_TASKS},
     "dashscope": {Capability.VIDEO_TASKS},
     "anthropic": {Capability.TEXT, Capability.TOKEN_COUNT},

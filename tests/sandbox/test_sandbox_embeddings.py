@@ -12,7 +12,7 @@ import pytest
 
 from studio.providers.asgi_transport import StreamingASGITransport
 from studio.sandbox.app import application
-from studio.sandbox.embedding_vectors import vector
+from studio.sandbox.embedding_vectors import token_vector, vector
 
 
 @pytest.fixture
@@ -57,3 +57,25 @@ async def test_gemini_embed_and_batch(sandbox):
     small = await sandbox.post("/v1beta/models/gemini-embedding-001:embedContent", headers=key, json={
         "content": {"parts": [{"text": "x"}]}, "outputDimensionality": 64})
     assert small.status_code == 400 and small.json()["error"]["status"] == "INVALID_ARGUMENT"
+
+
+async def test_openai_embeddings_of_token_ids(sandbox):
+    auth = {"Authorization": "Bearer k"}
+    cat, cats, bonds = [791, 8415, 7731, 389, 279, 5634], [791, 8415, 7731, 389, 264, 5634], [9071, 36508, 10205]
+    answer = (await sandbox.post("/v1/embeddings", headers=auth, json={
+        "model": "text-embedding-3-small", "input": [cat, cats, bonds], "dimensions": 64})).json()
+    vectors = [item["embedding"] for item in answer["data"]]
+    assert vectors[0] == pytest.approx(token_vector(cat, 64)) and answer["usage"]["prompt_tokens"] == 15
+    assert dot(vectors[0], vectors[1]) > dot(vectors[0], vectors[2]) + 0.3
+    one = (await sandbox.post("/v1/embeddings", headers=auth, json={
+        "model": "text-embedding-3-small", "input": cat, "dimensions": 64})).json()  # one array of ids
+    assert [item["embedding"] for item in one["data"]] == [vectors[0]] and one["usage"]["prompt_tokens"] == 6
+    for bad in (["a cat", [1, 2]], [[1, -2]], [[]], [[True]]):
+        refused = await sandbox.post("/v1/embeddings", headers=auth, json={"model": "text-embedding-3-small",
+                                                                            "input": bad})
+        assert refused.status_code == 400 and refused.json()["error"]["param"] == "input", bad
+    long = await sandbox.post("/v1/embeddings", headers=auth, json={"model": "text-embedding-3-small",
+                                                                     "input": [[7] * 9000]})
+    assert long.status_code == 400
+    assert long.json()["error"]["message"].startswith("This model's maximum context length is 8192 tokens, "
+                                                      "however you requested 9000 tokens")

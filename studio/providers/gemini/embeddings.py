@@ -23,7 +23,7 @@ else:
 
 def batch_body(job: EmbeddingJob, upstream_model: str) -> dict[str, Any]:
     requests = []
-    for text in job.inputs:
+    for text in job.texts():  # the engine sends token ids only to protocols that take them
         request: dict[str, Any] = {"model": f"models/{upstream_model}", "content": {"parts": [{"text": text}]}}
         if job.task_type:
             request["taskType"] = job.task_type

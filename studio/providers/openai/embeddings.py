@@ -1,6 +1,7 @@
 """``POST /embeddings`` on the OpenAI protocol (``EmbeddingsUpstream`` of ``OpenAIProvider``).
 
-Vectors are always asked for as floats: the gateway encodes them for its client itself.
+Vectors are always asked for as floats: the gateway encodes them for its client itself. Inputs go
+as they came: texts, or arrays of token ids (the vendor takes either).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ else:
 
 class OpenAIEmbeddingsMixin(_Base):
     async def embed(self, job: EmbeddingJob, upstream_model: str) -> EmbeddingResult:
-        body: dict[str, Any] = {"model": upstream_model, "input": list(job.inputs), "encoding_format": "float"}
+        inputs = [item if isinstance(item, str) else list(item) for item in job.inputs]
+        body: dict[str, Any] = {"model": upstream_model, "input": inputs, "encoding_format": "float"}
         if job.dimensions is not None:
             body["dimensions"] = job.dimensions
         if job.user:

@@ -15,7 +15,7 @@ from studio.providers.openai.text import OpenAITextMixin
 
 class OpenAIProvider(OpenAIImagesMixin, OpenAITextMixin, OpenAIEmbeddingsMixin, Provider):
     protocol = "openai"
-    capabilities = frozenset({Capability.IMAGES, Capability.TEXT, Capability.EMBEDDINGS})
+    capabilities = frozenset({Capability.IMAGES, Capability.TEXT, Capability.EMBEDDINGS, Capability.EMBEDDING_TOKENS})
     # ``https://api.openai.com/v1`` or a bare host; OpenAI-compatible relays are configured both ways.
     base_url = BaseUrlRule("/v1", re.compile(r"/v1$"))
     error_mapping = staticmethod(map_error)

@@ -11,7 +11,8 @@ from studio.gateway.embeddings.engine import validate
 
 MODEL = ModelEntry(model_id="e-1", kind="embedding", routes=frozenset({"embeddings"}), default_protocol="openai",
                    owned_by="x", created=0,
-                   capabilities={"dimensions": 1536, "min_dimensions": 8, "flexible_dimensions": True, "max_inputs": 2})
+                   capabilities={"dimensions": 1536, "min_dimensions": 8, "flexible_dimensions": True, "max_inputs": 2,
+                                 "input_token_limit": 4})
 
 
 @pytest.mark.parametrize("job, param", [
@@ -20,6 +21,8 @@ MODEL = ModelEntry(model_id="e-1", kind="embedding", routes=frozenset({"embeddin
     (EmbeddingJob(inputs=("a", "  ")), "input"),
     (EmbeddingJob(inputs=("a",), dimensions=4), "dimensions"),
     (EmbeddingJob(inputs=("a",), dimensions=2000), "dimensions"),
+    (EmbeddingJob(inputs=((1, 2), ())), "input"),
+    (EmbeddingJob(inputs=((1, 2, 3, 4, 5),)), "input"),
 ])
 def test_refusals_name_the_field(job, param):
     with pytest.raises(BadRequest) as info:
@@ -33,3 +36,4 @@ def test_a_fixed_size_model_refuses_dimensions_and_a_good_job_passes():
         validate(EmbeddingJob(inputs=("a",), dimensions=256), fixed, field="content",
                  dimensions_field="outputDimensionality")
     validate(EmbeddingJob(inputs=("a", "b"), dimensions=256), MODEL, field="input", dimensions_field="dimensions")
+    validate(EmbeddingJob(inputs=((1, 2, 3, 4), (5,))), MODEL, field="input", dimensions_field="dimensions")

@@ -34,5 +34,6 @@ async def test_vendor_error_bodies_become_typed_errors(status, kind, code):
 
 async def test_declares_images_text_and_embeddings_in_the_openai_formats():
     provider = bound("openai", HOST)
-    assert provider.capabilities == {Capability.IMAGES, Capability.TEXT, Capability.EMBEDDINGS}
+    assert provider.capabilities == {Capability.IMAGES, Capability.TEXT, Capability.EMBEDDINGS,
+                                     Capability.EMBEDDING_TOKENS}
     assert set(provider.text_formats) >= {"chat", "responses"}
