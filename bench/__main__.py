@@ -109,6 +109,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--duration", type=float, default=8.0, help="seconds of load per scenario and target (8)")
     run.add_argument("--concurrency", type=int, default=16, help="open connections of the load generator (16)")
     run.add_argument("--rounds", type=int, default=3, help="interleaved rounds; cells are medians, ratios the median of each round's own (3)")
+    run.add_argument("--slices", type=positive, default=4,
+                     help="turns a round's load of a scenario takes on each target, the targets alternating; "
+                          "each at least 2 s, the 4K frame's load in one (4)")
     run.add_argument("--targets", type=csv(list(TARGETS)), default=list(TARGETS),
                      help=f"comma-separated, from {','.join(TARGETS)}")
     run.add_argument("--scenarios", type=csv(list(SCENARIOS)), default=list(SCENARIOS),
@@ -263,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
         duration=2.0 if args.quick else args.duration, rounds=1 if args.quick else args.rounds,
         targets=args.targets, scenarios=args.scenarios,
         probe_requests=min(args.probe_requests, 40) if args.quick else args.probe_requests,
-        loadgen=args.loadgen, install_litellm=not args.no_install, **gateway_fields(args),
+        loadgen=args.loadgen, install_litellm=not args.no_install, slices=args.slices, **gateway_fields(args),
     )
     outcome = runner.run(options)
     rows = report.summarize(outcome)

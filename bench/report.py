@@ -239,7 +239,7 @@ def write(outcome: Outcome, rows: list[dict]) -> tuple[Path, Path]:
         "machine": machine(),
         "workdir": outcome.workdir,
         "options": {"duration": options.duration, "concurrency": options.concurrency, "rounds": options.rounds,
-                    "targets": options.targets, "scenarios": options.scenarios, "loadgen": outcome.loadgen,
+                    "slices": options.slices, "targets": options.targets, "scenarios": options.scenarios, "loadgen": outcome.loadgen,
                     "gateway_env": options.gateway_env, "preset": options.preset},
         "frame_bytes": outcome.frame_bytes,
         "summary": rows,

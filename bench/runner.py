@@ -1,7 +1,10 @@
 """One benchmark run: start the fake vendor and every target, interleave the rounds, stop everything.
 
 Rounds interleave the targets (direct, gateway, LiteLLM, raw floor, then again) so a slow phase of
-the machine hits all of them alike. Servers run on one core, the load generator and the fake
+the machine hits all of them alike. Within a round, a scenario's load is cut into slices of at
+least ``SLICE_SECONDS`` that take turns between the targets (the 4K frame's excepted: its
+requests are long), so a slow phase of a few seconds falls on every target of the ratio rather
+than on whichever was measured then. Servers run on one core, the load generator and the fake
 vendor on the other. Every process is stopped, and the temporary directory removed, on any exit.
 """
 
@@ -36,6 +39,9 @@ IDLE_SECONDS = 3.0
 SETTLE_SECONDS = IDLE_SECONDS
 # Concurrent streams of the big frame whose extra peak RSS is reported per frame in flight.
 FOUR_STREAMS = 4
+# A slice of load lasts at least this long: the requests cut off when it ends (their CPU counted,
+# themselves not) stay a small part of it.
+SLICE_SECONDS = 2.0
 
 
 @dataclass
@@ -47,6 +53,12 @@ class Options(GatewayOptions):
     probe_requests: int = 200  # sequential requests of the TTFB probe (chat); the 4K probe does fewer
     loadgen: str = "auto"  # auto | wrk | python
     install_litellm: bool = True
+    slices: int = 4  # turns a round's load of a scenario takes per target (at most duration / SLICE_SECONDS)
+
+    def slices_of(self, scenario: Scenario) -> int:
+        if scenario.large:
+            return 1
+        return max(1, min(self.slices, int(self.duration // SLICE_SECONDS)))
 
 
 @dataclass
@@ -119,15 +131,10 @@ def run(options: Options) -> Outcome:
             outcome.idle_rss[name] = target.server.rss_bytes()
         for round_no in range(1, options.rounds + 1):
             for scenario in scenarios:
-                for name, target in round_order(running, round_no):
-                    request = available.get((name, scenario.name))
-                    if request is None:
-                        continue
-                    log(f"round {round_no}/{options.rounds}: {scenario.label} on {name}")
-                    with only_running(name, running, upstream):
-                        time.sleep(SETTLE_SECONDS)
-                        outcome.measurements.append(
-                            measure(name, target, scenario, request, round_no, options, tool, workdir))
+                order = [(name, target, available[(name, scenario.name)])
+                         for name, target in round_order(running, round_no) if (name, scenario.name) in available]
+                outcome.measurements += measure_round(order, running, upstream, scenario, round_no, options, tool,
+                                                      workdir)
         outcome.log_tails = {name: target.server.log_tail() for name, target in running.items()}
     return outcome
 
@@ -239,37 +246,143 @@ def looks_right(scenario: Scenario, body: bytes) -> bool:
     return b'"inlineData"' in body and len(body) >= minimum
 
 
+def measure_round(order: list[tuple[str, Running, Request]], running: dict[str, Running], upstream: Server,
+                  scenario: Scenario, round_no: int, options: Options, tool: str, workdir: Path) -> list[Measurement]:
+    """One round of ``scenario`` on each target of ``order``: each one's probes (and, unsliced, its
+    load) after it has settled, then its slices of load, the targets taking turns (forwards, then
+    backwards, so neither end of the order always goes first)."""
+    slices = options.slices_of(scenario)
+    probed: dict[str, Probes] = {}
+    loads: dict[str, list[Load]] = {name: [] for name, _, _ in order}
+    for name, target, request in order:
+        log(f"round {round_no}/{options.rounds}: {scenario.label} on {name}")
+        with only_running(name, running, upstream):
+            time.sleep(SETTLE_SECONDS)
+            probed[name] = probe(target, scenario, request, options, workdir)
+            if slices == 1:
+                loads[name].append(load(target, request, options.duration, options, tool, workdir))
+    if slices > 1:
+        log(f"round {round_no}/{options.rounds}: {scenario.label}, {slices} turns of load each")
+        for turn in range(slices):
+            for name, target, request in (order if turn % 2 == 0 else order[::-1]):
+                with only_running(name, running, upstream):
+                    loads[name].append(load(target, request, options.duration / slices, options, tool, workdir))
+    return [measurement(name, scenario, round_no, loads[name], probed[name]) for name, _, _ in order]
+
+
 def measure(name: str, target: Running, scenario: Scenario, request: Request, round_no: int,
             options: Options, tool: str, workdir: Path) -> Measurement:
-    body_file = workdir / "body.json"
-    body_file.write_bytes(request.body)
+    """One target's probes and load of ``scenario``, in one go."""
+    probed = probe(target, scenario, request, options, workdir)
+    return measurement(name, scenario, round_no, [load(target, request, options.duration, options, tool, workdir)],
+                       probed)
+
+
+@dataclass
+class Probes:
+    """A stream's time to first byte on one connection, and the 4K frame's peak RSS, with its RSS
+    just before each (the peak minus it is the probe's own cost)."""
+
+    probe: dict | None = None
+    probe_rss_peak: int | None = None
+    probe_rss_start: int | None = None
+    four_rss_peak: int | None = None
+    four_rss_start: int | None = None
+
+
+@dataclass
+class Load:
+    """One run of the load generator, and the server's CPU and peak RSS during it."""
+
+    load: dict
+    cpu_seconds: float
+    rss_peak: int
+
+
+def body_file(workdir: Path, request: Request) -> Path:
+    found = workdir / "body.json"
+    found.write_bytes(request.body)
+    return found
+
+
+def probe(target: Running, scenario: Scenario, request: Request, options: Options, workdir: Path) -> Probes:
+    out = Probes()
     url = target.server.base_url + request.path
-    probe = probe_rss = probe_start = None
     if scenario.stream:
         # Time to first byte on one connection: no queueing in the numbers, only the relay's own delay.
         count = max(5, options.probe_requests // 10) if scenario.large else options.probe_requests
         with Monitor(target.server) as watch:
-            probe = python_load(url, body_file, request.headers, concurrency=1,
-                                duration=max(options.duration, 5.0), max_requests=count)
-        probe_rss, probe_start = watch.usage.rss_peak, watch.usage.rss_start
-    four_rss = four_start = None
+            out.probe = python_load(url, body_file(workdir, request), request.headers, concurrency=1,
+                                    duration=max(options.duration, 5.0), max_requests=count)
+        out.probe_rss_peak, out.probe_rss_start = watch.usage.rss_peak, watch.usage.rss_start
     if scenario.large:
         with Monitor(target.server) as watch:
-            python_load(url, body_file, request.headers, concurrency=FOUR_STREAMS,
+            python_load(url, body_file(workdir, request), request.headers, concurrency=FOUR_STREAMS,
                         duration=max(options.duration, 5.0), max_requests=FOUR_STREAMS * 3)
-        four_rss, four_start = watch.usage.rss_peak, watch.usage.rss_start
+        out.four_rss_peak, out.four_rss_start = watch.usage.rss_peak, watch.usage.rss_start
+    return out
+
+
+def load(target: Running, request: Request, duration: float, options: Options, tool: str, workdir: Path) -> Load:
+    url = target.server.base_url + request.path
     with Monitor(target.server) as watch:
         if tool == "wrk":
-            load = wrk.run(url, request.body, request.headers, concurrency=options.concurrency,
-                           duration=options.duration, workdir=workdir, pin=processes.pin_prefix(LOAD_CORE))
+            done = wrk.run(url, request.body, request.headers, concurrency=options.concurrency,
+                           duration=duration, workdir=workdir, pin=processes.pin_prefix(LOAD_CORE))
         else:
-            load = python_load(url, body_file, request.headers, concurrency=options.concurrency,
-                               duration=options.duration)
-    done = max(load["ok"], 1)
-    return Measurement(target=name, scenario=scenario.name, round=round_no, load=load,
-                       cpu_us_per_request=watch.usage.cpu_seconds / done * 1e6, rss_peak=watch.usage.rss_peak,
-                       probe=probe, probe_rss_peak=probe_rss, probe_rss_start=probe_start,
-                       four_rss_peak=four_rss, four_rss_start=four_start)
+            done = python_load(url, body_file(workdir, request), request.headers, concurrency=options.concurrency,
+                               duration=duration)
+    return Load(done, watch.usage.cpu_seconds, watch.usage.rss_peak)
+
+
+# A load summary's fields that add up over slices; its latencies are weighed by each slice's answers.
+_SUMMED = ("requests", "ok", "errors", "status_errors", "socket_errors", "seconds", "bytes")
+_WEIGHED = ("p50_ms", "p90_ms", "p99_ms", "mean_ms", "ttfb_p50_ms", "ttfb_p99_ms")
+
+
+def joined(loads: list[Load]) -> dict:
+    """The load summaries of a target's slices as one: counts added up, requests/s over the whole
+    time, the highest ``max_ms``, and each percentile as the slices' mean weighed by their answers
+    (close to, not exactly, the percentile of all the answers together)."""
+    if len(loads) == 1:
+        return loads[0].load
+    out = dict(loads[0].load)
+    summaries = [part.load for part in loads]
+    for key in _SUMMED:
+        if key in out:
+            out[key] = sum(s.get(key, 0) for s in summaries)
+    answers = sum(max(s["ok"], 0) for s in summaries) or 1
+    for key in _WEIGHED:
+        if key in out:
+            out[key] = round(sum(s.get(key, 0) * s["ok"] for s in summaries) / answers, 4)
+    if "max_ms" in out:
+        out["max_ms"] = max(s.get("max_ms", 0) for s in summaries)
+    if "statuses" in out:  # the Python generator's
+        statuses: dict[str, int] = {}
+        for s in summaries:
+            for status, count in s.get("statuses", {}).items():
+                statuses[status] = statuses.get(status, 0) + count
+        out["statuses"] = dict(sorted(statuses.items()))
+        out["first_error"] = next((s["first_error"] for s in summaries if s.get("first_error")), None)
+        histogram: dict[float, int] = {}
+        for s in summaries:
+            for upper, count in s.get("histogram_ms", []):
+                histogram[upper] = histogram.get(upper, 0) + count
+        out["histogram_ms"] = sorted(histogram.items())
+    out["rps"] = round(out["ok"] / out["seconds"], 2) if out.get("seconds") else 0.0
+    out["slices"] = len(loads)
+    return out
+
+
+def measurement(name: str, scenario: Scenario, round_no: int, loads: list[Load], probed: Probes) -> Measurement:
+    summary = joined(loads)
+    cpu = sum(part.cpu_seconds for part in loads)
+    return Measurement(target=name, scenario=scenario.name, round=round_no, load=summary,
+                       cpu_us_per_request=cpu / max(summary["ok"], 1) * 1e6,
+                       rss_peak=max(part.rss_peak for part in loads),
+                       probe=probed.probe, probe_rss_peak=probed.probe_rss_peak,
+                       probe_rss_start=probed.probe_rss_start, four_rss_peak=probed.four_rss_peak,
+                       four_rss_start=probed.four_rss_start)
 
 
 def python_load(url: str, body_file: Path, headers: dict[str, str], *, concurrency: int, duration: float,
