@@ -62,8 +62,21 @@ class Options(GatewayOptions):
 
 
 @dataclass
-class Measurement:
-    """One load run of one scenario on one target, plus its single-connection probe for streams."""
+class Probes:
+    """A stream's single-connection probe (time to first byte) and the big frame's RSS, each with
+    the RSS just before it (the peak minus that is the probe's own cost)."""
+
+    probe: dict | None = None
+    probe_rss_peak: int | None = None
+    probe_rss_start: int | None = None
+    # The big frame only: the same on FOUR_STREAMS connections at once (extra peak RSS per frame in flight).
+    four_rss_peak: int | None = None
+    four_rss_start: int | None = None
+
+
+@dataclass(kw_only=True)
+class Measurement(Probes):
+    """One target's load of one scenario in one round (its slices joined), plus its probes."""
 
     target: str
     scenario: str
@@ -71,12 +84,6 @@ class Measurement:
     load: dict
     cpu_us_per_request: float
     rss_peak: int
-    probe: dict | None = None
-    probe_rss_peak: int | None = None
-    probe_rss_start: int | None = None  # just before the probe: the peak minus this is its own cost
-    # The big frame only: the same on FOUR_STREAMS connections at once (extra peak RSS per frame in flight).
-    four_rss_peak: int | None = None
-    four_rss_start: int | None = None
 
 
 @dataclass
@@ -279,18 +286,6 @@ def measure(name: str, target: Running, scenario: Scenario, request: Request, ro
 
 
 @dataclass
-class Probes:
-    """A stream's time to first byte on one connection, and the 4K frame's peak RSS, with its RSS
-    just before each (the peak minus it is the probe's own cost)."""
-
-    probe: dict | None = None
-    probe_rss_peak: int | None = None
-    probe_rss_start: int | None = None
-    four_rss_peak: int | None = None
-    four_rss_start: int | None = None
-
-
-@dataclass
 class Load:
     """One run of the load generator, and the server's CPU and peak RSS during it."""
 
@@ -307,17 +302,17 @@ def body_file(workdir: Path, request: Request) -> Path:
 
 def probe(target: Running, scenario: Scenario, request: Request, options: Options, workdir: Path) -> Probes:
     out = Probes()
-    url = target.server.base_url + request.path
+    url, body = target.server.base_url + request.path, body_file(workdir, request)
     if scenario.stream:
         # Time to first byte on one connection: no queueing in the numbers, only the relay's own delay.
         count = max(5, options.probe_requests // 10) if scenario.large else options.probe_requests
         with Monitor(target.server) as watch:
-            out.probe = python_load(url, body_file(workdir, request), request.headers, concurrency=1,
+            out.probe = python_load(url, body, request.headers, concurrency=1,
                                     duration=max(options.duration, 5.0), max_requests=count)
         out.probe_rss_peak, out.probe_rss_start = watch.usage.rss_peak, watch.usage.rss_start
     if scenario.large:
         with Monitor(target.server) as watch:
-            python_load(url, body_file(workdir, request), request.headers, concurrency=FOUR_STREAMS,
+            python_load(url, body, request.headers, concurrency=FOUR_STREAMS,
                         duration=max(options.duration, 5.0), max_requests=FOUR_STREAMS * 3)
         out.four_rss_peak, out.four_rss_start = watch.usage.rss_peak, watch.usage.rss_start
     return out
@@ -379,10 +374,7 @@ def measurement(name: str, scenario: Scenario, round_no: int, loads: list[Load],
     cpu = sum(part.cpu_seconds for part in loads)
     return Measurement(target=name, scenario=scenario.name, round=round_no, load=summary,
                        cpu_us_per_request=cpu / max(summary["ok"], 1) * 1e6,
-                       rss_peak=max(part.rss_peak for part in loads),
-                       probe=probed.probe, probe_rss_peak=probed.probe_rss_peak,
-                       probe_rss_start=probed.probe_rss_start, four_rss_peak=probed.four_rss_peak,
-                       four_rss_start=probed.four_rss_start)
+                       rss_peak=max(part.rss_peak for part in loads), **vars(probed))
 
 
 def python_load(url: str, body_file: Path, headers: dict[str, str], *, concurrency: int, duration: float,
