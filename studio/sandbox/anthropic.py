@@ -10,6 +10,7 @@ and ``tool_use`` blocks, and streams ``message_start`` … ``message_stop`` with
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -175,7 +176,8 @@ async def messages(request: Request) -> Response:
             raise AnthropicError(exc.status, f"The sandbox was asked to answer HTTP {exc.status}.") from None
     except AnthropicError as exc:
         return exc.response()
-    message_id = textgen.stable_id("msg_", request.body.decode("utf-8", "replace"), str(id(result)))
+    message_id = textgen.stable_id("msg_", request.body.decode("utf-8", "replace"), str(time.time_ns()))
+    result = textgen.for_answer(result, message_id)
     if body.get("stream"):
         return sse_response(_events(message_id, body["model"], result))
     return json_response({

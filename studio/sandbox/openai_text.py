@@ -231,6 +231,7 @@ async def chat_completions(request: Request) -> Response:
     except OpenAIError as exc:
         return exc.response()
     completion_id = textgen.stable_id("chatcmpl-", request.body.decode("utf-8", "replace"), str(time.time_ns()))
+    result = textgen.for_answer(result, completion_id)
     created = int(time.time())
     if body.get("stream"):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -369,6 +370,7 @@ async def responses(request: Request) -> Response:
     except OpenAIError as exc:
         return exc.response()
     response_id = textgen.stable_id("resp_", request.body.decode("utf-8", "replace"), str(time.time_ns()))
+    result = textgen.for_answer(result, response_id)
     created = int(time.time())
     status = "incomplete" if result.finish == "length" else "completed"
     if body.get("stream"):

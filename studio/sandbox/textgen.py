@@ -15,6 +15,7 @@ after a few words, ``[status:NNN]`` answers with that HTTP error before anything
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -130,6 +131,17 @@ class StatusRequested(Exception):
 def stable_id(prefix: str, *parts: str) -> str:
     digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:24]
     return f"{prefix}{digest}"
+
+
+def for_answer(result: Completion, answer_id: str) -> Completion:
+    """``result`` as the answer ``answer_id`` sends it: its tool call's id is the answer's own, as
+    the vendors' ids are. ``generate`` names a call after what it calls, so a conversation that
+    asked for the same call twice would otherwise hold one id twice, which a client matching
+    results to calls by id cannot tell apart (and Anthropic's API refuses in a history)."""
+    call = result.tool_call
+    if call is None:
+        return result
+    return dataclasses.replace(result, tool_call=dataclasses.replace(call, id=stable_id("call_", call.id, answer_id)))
 
 
 def _split_words(text: str) -> list[str]:

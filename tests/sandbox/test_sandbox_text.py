@@ -198,6 +198,46 @@ async def test_chat_tool_choice_and_n(sandbox):
         assert text == "You said: hi"
 
 
+async def test_each_answer_names_its_tool_call_anew(sandbox):
+    """Asked twice for the same call, each protocol answers with an id of its own each time (the
+    vendors' ids are the answer's), while the call itself is the same."""
+    weather = {"type": "object", "properties": {"city": {"type": "string"}}}
+    said = "Is it sunny in Rome?"
+    chat = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": said}],
+            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": weather}}]}
+    responses = {"model": "gpt-4o-mini", "input": said,
+                 "tools": [{"type": "function", "name": "get_weather", "parameters": weather}]}
+    messages = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": [{"role": "user", "content": said}],
+                "tools": [{"name": "get_weather", "input_schema": weather}]}
+
+    async def chat_call(body):
+        call = (await sandbox.post("/v1/chat/completions", headers=OPENAI, json=body)).json()
+        call = call["choices"][0]["message"]["tool_calls"][0]
+        return call["id"], call["function"]["arguments"]
+
+    async def streamed_chat_call(body):
+        async with sandbox.stream("POST", "/v1/chat/completions", headers=OPENAI, json={**body, "stream": True}) as r:
+            chunks = [orjson.loads(e.data) async for e in iter_sse(r.aiter_raw()) if e.data != b"[DONE]"]
+        calls = [c for chunk in chunks for c in chunk["choices"][0]["delta"].get("tool_calls") or ()]
+        return calls[0]["id"], "".join(c["function"]["arguments"] for c in calls)
+
+    async def responses_call(body):
+        output = (await sandbox.post("/v1/responses", headers=OPENAI, json=body)).json()["output"]
+        call = next(item for item in output if item["type"] == "function_call")
+        return call["call_id"], call["arguments"]
+
+    async def messages_call(body):
+        content = (await sandbox.post("/v1/messages", headers=ANTHROPIC, json=body)).json()["content"]
+        block = next(block for block in content if block["type"] == "tool_use")
+        return block["id"], orjson.dumps(block["input"]).decode()
+
+    for ask, body, prefix in ((chat_call, chat, "call_"), (streamed_chat_call, chat, "call_"),
+                              (responses_call, responses, "call_"), (messages_call, messages, "toolu_")):
+        (first, arguments), (second, again) = await ask(body), await ask(body)
+        assert arguments == again == '{"city":"Rome"}', ask.__name__
+        assert first != second and first.startswith(prefix) and second.startswith(prefix), ask.__name__
+
+
 async def test_json_answers_follow_the_requested_schema(sandbox):
     schema = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
               "required": ["city", "days"]}
