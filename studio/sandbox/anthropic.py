@@ -80,6 +80,32 @@ def _blocks_text(content: Any, names: dict[str, str], where: str = "content") ->
     return turns
 
 
+def _check_tool_results(i: int, message: dict[str, Any], asked: list[str]) -> list[str]:
+    """The vendor's rule on tool calls: the message after one with ``tool_use`` blocks answers each
+    of them with a ``tool_result``, and a ``tool_result`` answers a ``tool_use`` of the message
+    before. ``asked``: the ``tool_use`` ids of the message before; returns this message's."""
+    content = message.get("content")
+    blocks = [(j, b) for j, b in enumerate(content) if isinstance(b, dict)] if isinstance(content, list) else []
+    answered = []
+    if message["role"] == "user":
+        for j, block in blocks:
+            if block.get("type") == "tool_result":
+                found = str(block.get("tool_use_id"))
+                if found not in asked:
+                    raise _invalid(f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` "
+                                   f"blocks: {found}. Each `tool_result` block must have a corresponding `tool_use` "
+                                   "block in the previous message.")
+                answered.append(found)
+    missing = [found for found in asked if found not in answered]
+    if missing:
+        raise _invalid(f"messages.{i - 1}: `tool_use` ids were found without `tool_result` blocks immediately after: "
+                       f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block "
+                       "in the next message.")
+    if message["role"] != "assistant":
+        return []
+    return [str(block.get("id")) for _, block in blocks if block.get("type") == "tool_use"]
+
+
 def messages_prompt(body: dict[str, Any], counting: bool = False) -> Prompt:
     """The conversation of a messages body; ``counting``: a token count, which has no ``max_tokens``."""
     model = body.get("model")
@@ -111,6 +137,9 @@ def messages_prompt(body: dict[str, Any], counting: bool = False) -> Prompt:
         if message["role"] == "assistant":
             turns = [Turn("assistant", t.text) for t in turns if t.role == "user"]
         prompt.turns.extend(turns)
+    asked: list[str] = []  # the tool_use ids of the message before (checked once every message is well formed)
+    for i, message in enumerate(messages):
+        asked = _check_tool_results(i, message, asked)
     for tool in body.get("tools") or ():
         if isinstance(tool, dict) and tool.get("name"):
             prompt.tools.append(Tool(str(tool["name"]), tool.get("input_schema") or {}, str(tool.get("description") or "")))

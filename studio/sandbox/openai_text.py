@@ -140,6 +140,35 @@ def _json_schema(fmt: Any, param: str) -> dict[str, Any] | None:
                            "'json_schema'.", param=f"{param}.type", code="invalid_value")
 
 
+class _ToolAnswers:
+    """The vendor's rule on a conversation's tool calls: the tool messages right after an assistant
+    message with ``tool_calls`` answer each of its calls, and a tool message answers a call of the
+    assistant message it follows."""
+
+    def __init__(self) -> None:
+        self.calls: set[str] = set()  # the ids of the last assistant message's calls
+        self.unanswered: list[str] = []
+        self.asked_at = 0
+
+    def see(self, i: int, role: str, message: dict[str, Any]) -> None:
+        if role == "tool":
+            answered = str(message.get("tool_call_id"))
+            if answered not in self.calls:
+                raise OpenAIError(400, "Invalid parameter: messages with role 'tool' must be a response to a "
+                                       "preceeding message with 'tool_calls'.", param=f"messages.[{i}].role")
+            if answered in self.unanswered:
+                self.unanswered.remove(answered)
+            return
+        if self.unanswered:
+            raise OpenAIError(400, "An assistant message with 'tool_calls' must be followed by tool messages "
+                                   "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                                   f"response messages: {', '.join(self.unanswered)}",
+                              param=f"messages.[{self.asked_at}].role")
+        calls = message.get("tool_calls") if role == "assistant" else None
+        ids = [str(call.get("id")) for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
+        self.calls, self.unanswered, self.asked_at = set(ids), ids, i
+
+
 def chat_prompt(body: dict[str, Any]) -> Prompt:
     options = body.get("stream_options")
     if options is not None and not isinstance(options, dict):
@@ -173,6 +202,9 @@ def chat_prompt(body: dict[str, Any]) -> Prompt:
             prompt.turns.append(Turn("assistant", text))
         else:
             prompt.turns.append(Turn("user", text, images))
+    answers = _ToolAnswers()  # once every message is well formed
+    for i, message in enumerate(messages):
+        answers.see(i, message["role"], message)
     for tool in _tools(body):
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(function, dict) and function.get("name"):
@@ -286,6 +318,27 @@ async def _chat_chunks(completion_id: str, created: int, model: str, result: Com
 
 
 # -- responses ------------------------------------------------------------------------------------
+def _check_call_outputs(items: list[Any]) -> None:
+    """The vendor's rule on an input's function calls: each output answers a call made before it
+    in the input, and each call is answered."""
+    called: list[str] = []
+    answered: set[str] = set()
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        call_id = str(item.get("call_id"))
+        if item.get("type") == "function_call":
+            called.append(call_id)
+        elif item.get("type") == "function_call_output":
+            if call_id not in called:
+                raise OpenAIError(400, f"No tool call found for function call output with call_id {call_id}.",
+                                  param="input")
+            answered.add(call_id)
+    for call_id in called:
+        if call_id not in answered:
+            raise OpenAIError(400, f"No tool output found for function call {call_id}.", param="input")
+
+
 def responses_prompt(body: dict[str, Any]) -> Prompt:
     value = body.get("input")
     if value is None:
@@ -312,6 +365,7 @@ def responses_prompt(body: dict[str, Any]) -> Prompt:
                 prompt.system = f"{prompt.system}\n{text}".strip()
             else:
                 prompt.turns.append(Turn("assistant" if role == "assistant" else "user", text, images))
+    _check_call_outputs(items)
     for tool in _tools(body):
         if isinstance(tool, dict) and tool.get("type") == "function" and tool.get("name"):
             prompt.tools.append(Tool(str(tool["name"]), tool.get("parameters") or {}, str(tool.get("description") or "")))

@@ -238,6 +238,72 @@ async def test_each_answer_names_its_tool_call_anew(sandbox):
         assert first != second and first.startswith(prefix) and second.startswith(prefix), ask.__name__
 
 
+async def test_tool_results_must_answer_the_calls_before_them(sandbox):
+    """As the vendors: each call of an assistant turn is answered right after it, and a result
+    answers a call of the turn before; anything else is the vendor's 400, naming the turn."""
+    weather = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+    asked = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}},
+        {"id": "call_b", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}
+    user = {"role": "user", "content": "Weather in Rome and Oslo?"}
+
+    def tool(call_id):
+        return {"role": "tool", "tool_call_id": call_id, "content": "sunny"}
+
+    async def chat(*messages):
+        return await sandbox.post("/v1/chat/completions", headers=OPENAI,
+                                  json={"model": "gpt-4o-mini", "tools": [weather], "messages": list(messages)})
+
+    assert (await chat(user, asked, tool("call_b"), tool("call_a"), user)).status_code == 200
+    unanswered = await chat(user, asked, tool("call_a"), user)
+    assert unanswered.status_code == 400
+    assert unanswered.json()["error"]["param"] == "messages.[1].role"
+    assert unanswered.json()["error"]["message"].endswith("did not have response messages: call_b")
+    for stray in ((user, tool("call_a")), (user, asked, tool("call_a"), tool("call_c"))):
+        refused = await chat(*stray)
+        assert refused.status_code == 400 and refused.json()["error"]["param"] == f"messages.[{len(stray) - 1}].role"
+        assert "must be a response to a preceeding message with 'tool_calls'" in refused.json()["error"]["message"]
+
+    used = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_a", "name": "get_weather", "input": {}},
+                                             {"type": "tool_use", "id": "toolu_b", "name": "get_weather", "input": {}}]}
+
+    def results(*ids):
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": i, "content": "sunny"} for i in ids]}
+
+    async def messages(*turns):
+        return await sandbox.post("/v1/messages", headers=ANTHROPIC, json={
+            "model": "claude-sonnet-4-5", "max_tokens": 100, "messages": list(turns),
+            "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}]})
+
+    assert (await messages(user, used, results("toolu_b", "toolu_a"))).status_code == 200
+    unanswered = await messages(user, used, results("toolu_a"))
+    assert unanswered.status_code == 400
+    assert unanswered.json()["error"]["message"].startswith(
+        "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_b.")
+    unexpected = await messages(user, used, results("toolu_a", "toolu_b", "toolu_c"))
+    assert unexpected.status_code == 400
+    assert unexpected.json()["error"]["message"].startswith(
+        "messages.2.content.2: unexpected `tool_use_id` found in `tool_result` blocks: toolu_c.")
+
+    call = {"type": "function_call", "call_id": "call_a", "name": "get_weather", "arguments": "{}"}
+
+    def output(call_id):
+        return {"type": "function_call_output", "call_id": call_id, "output": "sunny"}
+
+    async def responses(*items):
+        return await sandbox.post("/v1/responses", headers=OPENAI, json={
+            "model": "gpt-4o-mini", "input": list(items),
+            "tools": [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]})
+
+    assert (await responses(user, call, output("call_a"))).status_code == 200
+    for items, message in (((user, call, user), "No tool output found for function call call_a."),
+                           ((user, output("call_a"), call), "No tool call found for function call output with "
+                                                            "call_id call_a.")):
+        refused = await responses(*items)
+        assert refused.status_code == 400 and refused.json()["error"] == {
+            "message": message, "type": "invalid_request_error", "param": "input", "code": None}
+
+
 async def test_json_answers_follow_the_requested_schema(sandbox):
     schema = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
               "required": ["city", "days"]}
