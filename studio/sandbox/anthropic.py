@@ -80,10 +80,12 @@ def _blocks_text(content: Any, names: dict[str, str], where: str = "content") ->
     return turns
 
 
-def _check_tool_results(i: int, message: dict[str, Any], asked: list[str]) -> list[str]:
+def _check_tool_results(i: int, message: dict[str, Any], asked: list[str], used: set[str]) -> list[str]:
     """The vendor's rule on tool calls: the message after one with ``tool_use`` blocks answers each
-    of them with a ``tool_result``, and a ``tool_result`` answers a ``tool_use`` of the message
-    before. ``asked``: the ``tool_use`` ids of the message before; returns this message's."""
+    of them with a ``tool_result``, a ``tool_result`` answers a ``tool_use`` of the message before,
+    and no two ``tool_use`` blocks of a conversation share an id. ``asked``: the ``tool_use`` ids of
+    the message before; ``used``: every one so far (this message's are added). Returns this
+    message's."""
     content = message.get("content")
     blocks = [(j, b) for j, b in enumerate(content) if isinstance(b, dict)] if isinstance(content, list) else []
     answered = []
@@ -103,7 +105,15 @@ def _check_tool_results(i: int, message: dict[str, Any], asked: list[str]) -> li
                        "in the next message.")
     if message["role"] != "assistant":
         return []
-    return [str(block.get("id")) for _, block in blocks if block.get("type") == "tool_use"]
+    ids = []
+    for j, block in blocks:
+        if block.get("type") == "tool_use":
+            found = str(block.get("id"))
+            if found in used:
+                raise _invalid(f"messages.{i}.content.{j}: `tool_use` ids must be unique")
+            used.add(found)
+            ids.append(found)
+    return ids
 
 
 def messages_prompt(body: dict[str, Any], counting: bool = False) -> Prompt:
@@ -138,10 +148,13 @@ def messages_prompt(body: dict[str, Any], counting: bool = False) -> Prompt:
             turns = [Turn("assistant", t.text) for t in turns if t.role == "user"]
         prompt.turns.extend(turns)
     asked: list[str] = []  # the tool_use ids of the message before (checked once every message is well formed)
+    used: set[str] = set()
     for i, message in enumerate(messages):
-        asked = _check_tool_results(i, message, asked)
+        asked = _check_tool_results(i, message, asked, used)
     for tool in body.get("tools") or ():
         if isinstance(tool, dict) and tool.get("name"):
+            if any(known.name == tool["name"] for known in prompt.tools):
+                raise _invalid("tools: Tool names must be unique.")
             prompt.tools.append(Tool(str(tool["name"]), tool.get("input_schema") or {}, str(tool.get("description") or "")))
     choice = body.get("tool_choice") if isinstance(body.get("tool_choice"), dict) else {}
     prompt.tools_disabled = choice.get("type") == "none"

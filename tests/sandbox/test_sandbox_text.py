@@ -284,6 +284,13 @@ async def test_tool_results_must_answer_the_calls_before_them(sandbox):
     assert unexpected.status_code == 400
     assert unexpected.json()["error"]["message"].startswith(
         "messages.2.content.2: unexpected `tool_use_id` found in `tool_result` blocks: toolu_c.")
+    again = await messages(user, used, results("toolu_a", "toolu_b"), used, results("toolu_a", "toolu_b"))
+    assert again.status_code == 400
+    assert again.json()["error"]["message"] == "messages.3.content.0: `tool_use` ids must be unique"
+    twice = await sandbox.post("/v1/messages", headers=ANTHROPIC, json={
+        "model": "claude-sonnet-4-5", "max_tokens": 100, "messages": [user],
+        "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}] * 2})
+    assert twice.status_code == 400 and twice.json()["error"]["message"] == "tools: Tool names must be unique."
 
     call = {"type": "function_call", "call_id": "call_a", "name": "get_weather", "arguments": "{}"}
 
