@@ -153,7 +153,7 @@ def messages_prompt(body: dict[str, Any], counting: bool = False) -> Prompt:
         asked = _check_tool_results(i, message, asked, used)
     for tool in body.get("tools") or ():
         if isinstance(tool, dict) and tool.get("name"):
-            if any(known.name == tool["name"] for known in prompt.tools):
+            if str(tool["name"]) in {known.name for known in prompt.tools}:
                 raise _invalid("tools: Tool names must be unique.")
             prompt.tools.append(Tool(str(tool["name"]), tool.get("input_schema") or {}, str(tool.get("description") or "")))
     choice = body.get("tool_choice") if isinstance(body.get("tool_choice"), dict) else {}

@@ -15,10 +15,9 @@ after a few words, ``[status:NNN]`` answers with that HTTP error before anything
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -141,7 +140,7 @@ def for_answer(result: Completion, answer_id: str) -> Completion:
     call = result.tool_call
     if call is None:
         return result
-    return dataclasses.replace(result, tool_call=dataclasses.replace(call, id=stable_id("call_", call.id, answer_id)))
+    return replace(result, tool_call=replace(call, id=stable_id("call_", call.id, answer_id)))
 
 
 def _split_words(text: str) -> list[str]:
