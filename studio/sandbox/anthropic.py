@@ -138,7 +138,7 @@ def messages_prompt(body: dict[str, Any], counting: bool = False) -> Prompt:
         if body.get(name) is not None and not isinstance(body[name], list):
             raise _invalid(f"{name}: Input should be a valid list")
     prompt = Prompt(system=str(system), max_tokens=None if counting else max_tokens,
-                    stop=[s for s in body.get("stop_sequences") or () if isinstance(s, str)])
+                    stop=[s for s in body.get("stop_sequences") or () if isinstance(s, str)], announces_calls=True)
     names: dict[str, str] = {}
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):

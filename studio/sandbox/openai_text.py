@@ -293,8 +293,17 @@ async def _chat_chunks(completion_id: str, created: int, model: str, result: Com
         return b"data: " + orjson.dumps({**base, "choices": [choice], **extra}) + b"\n\n"
 
     delay = textgen.word_delay()
+    call = result.tool_call
+    opens = [{"index": 0, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+             ] if call is not None else []
+    # An answer that is a call and nothing else opens with the call, its content null, as OpenAI
+    # streams it; one with text first opens with empty content.
+    at_once = bool(opens) and not result.pieces and not result.thinking
     for index in range(n):  # each choice in turn, every chunk naming its choice
-        yield chunk({"role": "assistant", "content": "", "refusal": None}, index=index)
+        if at_once:
+            yield chunk({"role": "assistant", "content": None, "tool_calls": opens, "refusal": None}, index=index)
+        else:
+            yield chunk({"role": "assistant", "content": "", "refusal": None}, index=index)
         if result.thinking:
             yield chunk({"reasoning_content": result.thinking}, index=index)
         for sent, piece in enumerate(result.pieces):
@@ -304,10 +313,9 @@ async def _chat_chunks(completion_id: str, created: int, model: str, result: Com
             if delay:
                 await asyncio.sleep(delay)
             yield chunk({"content": piece}, index=index)
-        if result.tool_call:
-            call = result.tool_call
-            yield chunk({"tool_calls": [{"index": 0, "id": call.id, "type": "function",
-                                         "function": {"name": call.name, "arguments": ""}}]}, index=index)
+        if call is not None:
+            if not at_once:
+                yield chunk({"tool_calls": opens}, index=index)
             half = len(call.arguments) // 2
             for fragment in (call.arguments[:half], call.arguments[half:]):
                 yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]}, index=index)

@@ -73,6 +73,9 @@ class Prompt:
     tool_required: bool = False  # some tool must be called
     tools_disabled: bool = False
     json_schema: dict[str, Any] | None = None  # answer with JSON of this shape
+    # A tool call the model chose is announced in a sentence first, as Claude models do; OpenAI's
+    # models answer with the call alone (``content`` null).
+    announces_calls: bool = False
 
     def last_user(self) -> Turn | None:
         return next((t for t in reversed(self.turns) if t.role == "user"), None)
@@ -318,9 +321,10 @@ def generate(prompt: Prompt) -> Completion:
     if tool is not None:
         arguments = orjson.dumps(_arguments_for(tool, last.text)).decode()
         call = ToolCall(stable_id("call_", tool.name, arguments, last.text), tool.name, arguments)
-        # A forced call starts at once, as the vendors prefill it; a chosen one is announced first.
+        # A forced call starts at once, as the vendors prefill it; a chosen one is announced first
+        # where the model does that.
         forced = prompt.forced_tool is not None or prompt.tool_required
-        preamble = [] if forced else _split_words(f"Calling {tool.name}.")
+        preamble = _split_words(f"Calling {tool.name}.") if prompt.announces_calls and not forced else []
         return Completion(preamble, "tool_call", input_tokens, tool_call=call,
                           thinking=thinking, fail_after=fail_after)
 

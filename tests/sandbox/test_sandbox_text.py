@@ -238,6 +238,39 @@ async def test_each_answer_names_its_tool_call_anew(sandbox):
         assert first != second and first.startswith(prefix) and second.startswith(prefix), ask.__name__
 
 
+async def test_openai_models_call_at_once_and_claude_announces(sandbox):
+    """A chosen tool call is the whole answer of an OpenAI model (chat: content null, streamed
+    with the call in the opening chunk; responses: the call item alone), while a Claude model
+    says what it is doing in a text block before its tool_use, as the real models answer."""
+    weather = {"type": "object", "properties": {"city": {"type": "string"}}}
+    said = "What is the weather in Oslo?"
+    chat = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": said}],
+            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": weather}}]}
+    message = (await sandbox.post("/v1/chat/completions", headers=OPENAI, json=chat)).json()["choices"][0]
+    assert message["finish_reason"] == "tool_calls" and message["message"]["content"] is None
+    assert message["message"]["tool_calls"][0]["function"]["name"] == "get_weather"
+
+    async with sandbox.stream("POST", "/v1/chat/completions", headers=OPENAI, json={**chat, "stream": True}) as r:
+        deltas = [orjson.loads(e.data)["choices"][0]["delta"] async for e in iter_sse(r.aiter_raw())
+                  if e.data != b"[DONE]"]
+    opening = deltas[0]
+    assert opening["role"] == "assistant" and opening["content"] is None
+    assert opening["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": ""}
+    assert not any(d.get("content") for d in deltas)
+    assert "".join(c["function"]["arguments"] for d in deltas for c in d.get("tool_calls") or ()) == '{"city":"Oslo"}'
+
+    responses = {"model": "gpt-4o-mini", "input": said,
+                 "tools": [{"type": "function", "name": "get_weather", "parameters": weather}]}
+    output = (await sandbox.post("/v1/responses", headers=OPENAI, json=responses)).json()["output"]
+    assert [item["type"] for item in output] == ["function_call"]
+
+    messages = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": [{"role": "user", "content": said}],
+                "tools": [{"name": "get_weather", "input_schema": weather}]}
+    content = (await sandbox.post("/v1/messages", headers=ANTHROPIC, json=messages)).json()["content"]
+    assert [block["type"] for block in content] == ["text", "tool_use"]
+    assert "get_weather" in content[0]["text"]
+
+
 async def test_tool_results_must_answer_the_calls_before_them(sandbox):
     """As the vendors: each call of an assistant turn is answered right after it, and a result
     answers a call of the turn before; anything else is the vendor's 400, naming the turn."""
