@@ -347,6 +347,20 @@ def _check_call_outputs(items: list[Any]) -> None:
             raise OpenAIError(400, f"No tool output found for function call {call_id}.", param="input")
 
 
+SUMMARIES = ("auto", "concise", "detailed")
+
+
+def _reasoning(body: dict[str, Any]) -> dict[str, Any]:
+    """The request's ``reasoning`` as the response repeats it: the effort and the summary asked
+    for (null where not asked). A summary of the model's reasoning is only given when asked."""
+    asked = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else {}
+    summary = asked.get("summary")
+    if summary is not None and summary not in SUMMARIES:
+        raise OpenAIError(400, f"Invalid value: '{summary}'. Supported values are: 'auto', 'concise', and "
+                               "'detailed'.", param="reasoning.summary", code="invalid_value")
+    return {"effort": asked.get("effort"), "summary": summary}
+
+
 def responses_prompt(body: dict[str, Any]) -> Prompt:
     value = body.get("input")
     if value is None:
@@ -380,7 +394,7 @@ def responses_prompt(body: dict[str, Any]) -> Prompt:
     _apply_tool_choice(prompt, body.get("tool_choice"))
     text = body.get("text") if isinstance(body.get("text"), dict) else {}
     prompt.json_schema = _json_schema(text.get("format"), "text.format")
-    effort = (body.get("reasoning") or {}).get("effort") if isinstance(body.get("reasoning"), dict) else None
+    effort = _reasoning(body)["effort"]
     prompt.thinking = bool(effort) and effort != "none"
     return prompt
 
@@ -400,7 +414,7 @@ def _response_object(response_id: str, body: dict[str, Any], created: int, statu
         "background": False, "error": None, "incomplete_details": incomplete,
         "instructions": body.get("instructions"), "max_output_tokens": body.get("max_output_tokens"),
         "model": body["model"], "output": output, "parallel_tool_calls": body.get("parallel_tool_calls", True),
-        "previous_response_id": body.get("previous_response_id"), "reasoning": {"effort": None, "summary": None},
+        "previous_response_id": body.get("previous_response_id"), "reasoning": _reasoning(body),
         "store": body.get("store", True), "temperature": body.get("temperature", 1.0),
         "text": body.get("text") or {"format": {"type": "text"}}, "tool_choice": body.get("tool_choice", "auto"),
         "tools": body.get("tools") or [], "top_p": body.get("top_p", 1.0), "truncation": "disabled",
@@ -408,11 +422,11 @@ def _response_object(response_id: str, body: dict[str, Any], created: int, statu
     }
 
 
-def _output_items(response_id: str, result: Completion) -> list[dict[str, Any]]:
+def _output_items(response_id: str, body: dict[str, Any], result: Completion) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
-    if result.thinking:
-        items.append({"type": "reasoning", "id": f"rs_{response_id[5:]}", "status": "completed",
-                      "summary": [{"type": "summary_text", "text": result.thinking}]})
+    if result.thinking:  # its text only as a summary, and only when one was asked for
+        summary = [{"type": "summary_text", "text": result.thinking}] if _reasoning(body)["summary"] else []
+        items.append({"id": f"rs_{response_id[5:]}", "type": "reasoning", "summary": summary})
     if result.pieces:
         items.append({"type": "message", "id": f"msg_{response_id[5:]}", "role": "assistant", "status": "completed",
                       "content": [{"type": "output_text", "text": result.text, "annotations": [], "logprobs": []}]})
@@ -438,7 +452,7 @@ async def responses(request: Request) -> Response:
     if body.get("stream"):
         return sse_response(_response_events(response_id, body, created, status, result))
     return json_response(_response_object(response_id, body, created, status,
-                                          _output_items(response_id, result), result))
+                                          _output_items(response_id, body, result), result))
 
 
 async def _response_events(response_id: str, body: dict[str, Any], created: int, status: str,
@@ -455,10 +469,18 @@ async def _response_events(response_id: str, body: dict[str, Any], created: int,
     yield event("response.created", response=pending)
     yield event("response.in_progress", response=pending)
     delay = textgen.word_delay()
-    for index, item in enumerate(_output_items(response_id, result)):
-        yield event("response.output_item.added", output_index=index,
-                    item={**item, "status": "in_progress", **_empty(item)})
-        if item["type"] == "message":
+    for index, item in enumerate(_output_items(response_id, body, result)):
+        # A reasoning item has no status; the others are in progress until done.
+        progress = {"status": "in_progress"} if "status" in item else {}
+        yield event("response.output_item.added", output_index=index, item={**item, **progress, **_empty(item)})
+        if item["type"] == "reasoning":
+            for at, part in enumerate(item["summary"]):
+                where = {"item_id": item["id"], "output_index": index, "summary_index": at}
+                yield event("response.reasoning_summary_part.added", **where, part={**part, "text": ""})
+                yield event("response.reasoning_summary_text.delta", **where, delta=part["text"])
+                yield event("response.reasoning_summary_text.done", **where, text=part["text"])
+                yield event("response.reasoning_summary_part.done", **where, part=part)
+        elif item["type"] == "message":
             part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
             yield event("response.content_part.added", item_id=item["id"], output_index=index, content_index=0,
                         part=part)
@@ -484,7 +506,7 @@ async def _response_events(response_id: str, body: dict[str, Any], created: int,
             yield event("response.function_call_arguments.done", item_id=item["id"], output_index=index,
                         name=item["name"], arguments=item["arguments"])
         yield event("response.output_item.done", output_index=index, item=item)
-    final = _response_object(response_id, body, created, status, _output_items(response_id, result), result)
+    final = _response_object(response_id, body, created, status, _output_items(response_id, body, result), result)
     yield event(f"response.{status}", response=final)
 
 
@@ -494,4 +516,6 @@ def _empty(item: dict[str, Any]) -> dict[str, Any]:
         return {"content": []}
     if item["type"] == "function_call":
         return {"arguments": ""}
+    if item["type"] == "reasoning":
+        return {"summary": []}
     return {}

@@ -131,6 +131,40 @@ async def test_responses_stream_sequence_and_truncation(sandbox):
     assert payloads[-1]["response"]["incomplete_details"] == {"reason": "max_output_tokens"}
 
 
+async def test_responses_reasoning_is_summarized_only_when_asked(sandbox):
+    """As OpenAI's reasoning models answer: the reasoning item's summary is empty unless the
+    request asks for one (then streamed in its own events), the response repeats what was asked,
+    and an unknown summary setting is the vendor's 400."""
+    body = {"model": "o4-mini", "input": "why is the sky blue", "reasoning": {"effort": "low"}}
+    plain = (await sandbox.post("/v1/responses", headers=OPENAI, json=body)).json()
+    assert plain["reasoning"] == {"effort": "low", "summary": None}
+    assert plain["output"][0]["type"] == "reasoning" and plain["output"][0]["summary"] == []
+    assert plain["usage"]["output_tokens_details"]["reasoning_tokens"] > 0
+
+    asked = {**body, "reasoning": {"effort": "low", "summary": "auto"}}
+    summarized = (await sandbox.post("/v1/responses", headers=OPENAI, json=asked)).json()
+    assert summarized["reasoning"] == {"effort": "low", "summary": "auto"}
+    summary = summarized["output"][0]["summary"]
+    assert [part["type"] for part in summary] == ["summary_text"] and summary[0]["text"]
+
+    async with sandbox.stream("POST", "/v1/responses", headers=OPENAI, json={**asked, "stream": True}) as r:
+        events = [orjson.loads(e.data) async for e in iter_sse(r.aiter_raw())]
+    kinds = [e["type"] for e in events]
+    first = kinds.index("response.output_item.added")
+    assert kinds[first:first + 6] == [
+        "response.output_item.added", "response.reasoning_summary_part.added",
+        "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done",
+        "response.reasoning_summary_part.done", "response.output_item.done"]
+    assert events[first]["item"]["summary"] == []
+    assert "".join(e["delta"] for e in events if e["type"] == "response.reasoning_summary_text.delta") == \
+        summary[0]["text"]
+    assert events[first + 5]["item"]["summary"] == summary
+
+    wrong = await sandbox.post("/v1/responses", headers=OPENAI,
+                               json={**body, "reasoning": {"effort": "low", "summary": "verbose"}})
+    assert wrong.status_code == 400 and wrong.json()["error"]["param"] == "reasoning.summary"
+
+
 WEATHER = Tool("get_weather", {"type": "object", "properties": {"location": {"type": "string"}}},
                "Get the current weather for a location")
 CALCULATOR = Tool("calculator", {"type": "object", "properties": {"expression": {"type": "string"}}},
