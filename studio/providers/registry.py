@@ -116,7 +116,8 @@ class Vendor:
 
 VENDORS: tuple[Vendor, ...] = (
     Vendor("gemini", "Gemini", GeminiProvider, sandbox_modules=("gemini", "gemini_embeddings")),
-    Vendor("openai", "OpenAI", OpenAIProvider, sandbox_modules=("openai_images", "openai_text", "openai_embeddings")),
+    Vendor("openai", "OpenAI", OpenAIProvider, sandbox_modules=("openai_images", "openai_text", "openai_responses",
+                                                                "openai_embeddings")),
     Vendor("ark", "Volcengine Ark", ArkProvider, sandbox_modules=("ark_images", "ark_tasks")),
     Vendor("dashscope", "DashScope", DashScopeProvider, sandbox_modules=("dashscope",)),
     Vendor("anthropic", "Anthropic", AnthropicProvider, sandbox_modules=("anthropic",)),

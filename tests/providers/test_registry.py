@@ -46,7 +46,8 @@ def test_entries_name_the_formats_states_and_sandbox_modules():
     assert vendors["dashscope"].video_states["CANCELED"] == VideoStatus.CANCELLED
     assert vendors["openai"].video_states == {}
     assert set(registry.sandbox_modules()) == {"gemini", "gemini_embeddings", "openai_images", "openai_text",
-                                               "openai_embeddings", "ark_images", "ark_tasks", "dashscope", "anthropic"}
+                                               "openai_responses", "openai_embeddings", "ark_images", "ark_tasks",
+                                               "dashscope", "anthropic"}
     assert [p for p, _ in registry.protocol_choices()] == [*EXPECTED, "sandbox"]
 
 

@@ -10,8 +10,8 @@ from studio.sandbox.app import application
 
 def test_the_app_is_given_every_registered_vendors_modules():
     assert application.modules == sandbox_modules()
-    assert {"gemini", "gemini_embeddings", "openai_images", "openai_text", "openai_embeddings", "ark_images",
-            "ark_tasks", "dashscope", "anthropic"} == set(application.modules)
+    assert {"gemini", "gemini_embeddings", "openai_images", "openai_text", "openai_responses", "openai_embeddings",
+            "ark_images", "ark_tasks", "dashscope", "anthropic"} == set(application.modules)
 
 
 async def test_a_big_streamed_event_leaves_in_network_sized_pieces(monkeypatch):
