@@ -59,14 +59,18 @@ class _ToolAnswers:
             if answered in self.unanswered:
                 self.unanswered.remove(answered)
             return
+        self.done()
+        calls = message.get("tool_calls") if role == "assistant" else None
+        ids = [str(call.get("id")) for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
+        self.calls, self.unanswered, self.asked_at = set(ids), ids, i
+
+    def done(self) -> None:
+        """Refuse a call left unanswered, whether another message follows or the conversation ends."""
         if self.unanswered:
             raise OpenAIError(400, "An assistant message with 'tool_calls' must be followed by tool messages "
                                    "responding to each 'tool_call_id'. The following tool_call_ids did not have "
                                    f"response messages: {', '.join(self.unanswered)}",
                               param=f"messages.[{self.asked_at}].role")
-        calls = message.get("tool_calls") if role == "assistant" else None
-        ids = [str(call.get("id")) for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
-        self.calls, self.unanswered, self.asked_at = set(ids), ids, i
 
 
 def chat_prompt(body: dict[str, Any]) -> Prompt:
@@ -105,6 +109,7 @@ def chat_prompt(body: dict[str, Any]) -> Prompt:
     answers = _ToolAnswers()  # once every message is well formed
     for i, message in enumerate(messages):
         answers.see(i, message["role"], message)
+    answers.done()
     for tool in tools_of(body):
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(function, dict) and function.get("name"):
