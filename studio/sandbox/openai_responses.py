@@ -26,6 +26,7 @@ from studio.sandbox.openai_text_requests import (
     json_schema,
     parts_text,
     read_body,
+    reasons,
     tools_of,
 )
 from studio.sandbox.textgen import Completion, Prompt, Tool, Turn
@@ -101,8 +102,7 @@ def responses_prompt(body: dict[str, Any]) -> Prompt:
     apply_tool_choice(prompt, body.get("tool_choice"))
     text = body.get("text") if isinstance(body.get("text"), dict) else {}
     prompt.json_schema = json_schema(text.get("format"), "text.format")
-    effort = _reasoning(body)["effort"]
-    prompt.thinking = bool(effort) and effort != "none"
+    prompt.thinking = reasons(body, _reasoning(body)["effort"], "reasoning.effort")
     return prompt
 
 

@@ -1,7 +1,9 @@
 """OpenAI ``/v1/chat/completions``, offline (reference §2.5, §6).
 
 Answers come from ``textgen``; the framing is the vendor's: chat chunks as bare ``data:`` lines
-ending with ``data: [DONE]`` (a usage chunk with empty ``choices`` when asked).
+ending with ``data: [DONE]`` (a usage chunk with empty ``choices`` when asked). A reasoning
+model's reasoning is never shown, only counted (``completion_tokens_details.reasoning_tokens``),
+as OpenAI keeps it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from studio.sandbox.openai_text_requests import (
     json_schema,
     parts_text,
     read_body,
+    reasoning_model,
+    reasons,
     tools_of,
 )
 from studio.sandbox.textgen import Completion, Prompt, Tool, Turn
@@ -82,6 +86,9 @@ def chat_prompt(body: dict[str, Any]) -> Prompt:
     if not isinstance(messages, list) or not messages:
         raise OpenAIError(400, "Invalid 'messages': empty array. Expected an array with minimum length 1.",
                           param="messages")
+    if body.get("max_tokens") is not None and reasoning_model(body["model"]):
+        raise OpenAIError(400, "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                               "'max_completion_tokens' instead.", param="max_tokens", code="unsupported_parameter")
     prompt = Prompt(max_tokens=budget(body.get("max_completion_tokens"), "max_completion_tokens")
                     or budget(body.get("max_tokens"), "max_tokens"), stop=_stop(body.get("stop")))
     tool_names: dict[str, str] = {}
@@ -117,7 +124,7 @@ def chat_prompt(body: dict[str, Any]) -> Prompt:
                                      str(function.get("description") or "")))
     apply_tool_choice(prompt, body.get("tool_choice"))
     prompt.json_schema = json_schema(body.get("response_format"), "response_format")
-    prompt.thinking = bool(body.get("reasoning_effort")) and body.get("reasoning_effort") != "none"
+    prompt.thinking = reasons(body, body.get("reasoning_effort"), "reasoning_effort")
     return prompt
 
 
@@ -163,8 +170,6 @@ async def chat_completions(request: Request) -> Response:
         return sse_response(_chat_chunks(completion_id, created, body["model"], result, include_usage, n))
     message: dict[str, Any] = {"role": "assistant", "content": result.text or None, "refusal": None,
                                "annotations": []}
-    if result.thinking:
-        message["reasoning_content"] = result.thinking
     if result.tool_call:
         message["tool_calls"] = _tool_calls(result)
     return json_response({
@@ -191,14 +196,12 @@ async def _chat_chunks(completion_id: str, created: int, model: str, result: Com
              ] if call is not None else []
     # An answer that is a call and nothing else opens with the call, its content null, as OpenAI
     # streams it; one with text first opens with empty content.
-    at_once = bool(opens) and not result.pieces and not result.thinking
+    at_once = bool(opens) and not result.pieces
     for index in range(n):  # each choice in turn, every chunk naming its choice
         if at_once:
             yield chunk({"role": "assistant", "content": None, "tool_calls": opens, "refusal": None}, index=index)
         else:
             yield chunk({"role": "assistant", "content": "", "refusal": None}, index=index)
-        if result.thinking:
-            yield chunk({"reasoning_content": result.thinking}, index=index)
         for sent, piece in enumerate(result.pieces):
             if result.fail_after is not None and sent >= result.fail_after:
                 yield b"data: " + orjson.dumps(MIDSTREAM_ERROR.body()) + b"\n\n"

@@ -14,6 +14,7 @@ from studio.sandbox.app import Request, Response, json_response
 from studio.sandbox.textgen import Completion, Prompt
 
 OPENAI_TEXT_MODELS = ("gpt-", "o1", "o3", "o4", "chatgpt-")
+REASONING_MODELS = ("o1", "o3", "o4", "gpt-5")  # the ones that reason (GPT-5's chat models do not)
 ERROR_TYPE = {400: "invalid_request_error", 401: "invalid_request_error", 403: "permission_error",
               404: "invalid_request_error", 429: "rate_limit_exceeded", 500: "server_error", 503: "server_error"}
 
@@ -51,6 +52,21 @@ def read_body(request: Request) -> dict[str, Any]:
         raise OpenAIError(404, f"The model `{model}` does not exist or you do not have access to it.",
                           code="model_not_found")
     return body
+
+
+def reasoning_model(model: str) -> bool:
+    return model.startswith(REASONING_MODELS) and "-chat" not in model
+
+
+def reasons(body: dict[str, Any], effort: Any, param: str) -> bool:
+    """Whether the model thinks before it answers: a reasoning model does unless ``effort`` is
+    ``none`` (its default effort is not); any other model refuses an effort with the vendor's 400."""
+    if reasoning_model(body["model"]):
+        return effort != "none"
+    if effort is not None:
+        raise OpenAIError(400, f"Unsupported parameter: '{param}' is not supported with this model.",
+                          param=param, code="unsupported_parameter")
+    return False
 
 
 def parts_text(content: Any) -> tuple[str, int]:

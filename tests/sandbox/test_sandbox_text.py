@@ -165,6 +165,43 @@ async def test_responses_reasoning_is_summarized_only_when_asked(sandbox):
     assert wrong.status_code == 400 and wrong.json()["error"]["param"] == "reasoning.summary"
 
 
+
+async def test_only_reasoning_models_reason_and_chat_never_shows_it(sandbox):
+    """OpenAI's reasoning models think by default (an effort of ``none`` turns it off); chat
+    completions count the reasoning without showing it, buffered or streamed; a model that does not
+    reason refuses an effort with the vendor's 400, and accepts a summary-only ``reasoning``."""
+    chat = {"model": "o4-mini", "messages": [{"role": "user", "content": "why is the sky blue"}]}
+    for effort in (None, "low"):
+        answer = (await sandbox.post("/v1/chat/completions", headers=OPENAI,
+                                     json={**chat, "reasoning_effort": effort} if effort else chat)).json()
+        assert set(answer["choices"][0]["message"]) == {"role", "content", "refusal", "annotations"}
+        assert answer["usage"]["completion_tokens_details"]["reasoning_tokens"] > 0
+    off = (await sandbox.post("/v1/chat/completions", headers=OPENAI, json={**chat, "reasoning_effort": "none"})).json()
+    assert off["usage"]["completion_tokens_details"]["reasoning_tokens"] == 0
+    async with sandbox.stream("POST", "/v1/chat/completions", headers=OPENAI, json={**chat, "stream": True}) as r:
+        chunks = [orjson.loads(e.data) async for e in iter_sse(r.aiter_raw()) if e.data != b"[DONE]"]
+    assert {key for c in chunks for choice in c["choices"] for key in choice["delta"]} == {"role", "content", "refusal"}
+    plain = (await sandbox.post("/v1/responses", headers=OPENAI, json={"model": "o4-mini", "input": "hi"})).json()
+    assert plain["output"][0]["type"] == "reasoning"
+
+    for path, body, param in (
+            ("/v1/chat/completions", {**chat, "model": "gpt-4o-mini", "reasoning_effort": "low"}, "reasoning_effort"),
+            ("/v1/responses", {"model": "gpt-4.1", "input": "hi", "reasoning": {"effort": "low"}}, "reasoning.effort")):
+        refused = await sandbox.post(path, headers=OPENAI, json=body)
+        assert refused.status_code == 400
+        assert refused.json()["error"] == {
+            "message": f"Unsupported parameter: '{param}' is not supported with this model.",
+            "type": "invalid_request_error", "param": param, "code": "unsupported_parameter"}
+    capped = await sandbox.post("/v1/chat/completions", headers=OPENAI, json={**chat, "max_tokens": 50})
+    assert capped.status_code == 400 and capped.json()["error"]["param"] == "max_tokens"
+    assert capped.json()["error"]["message"].endswith("Use 'max_completion_tokens' instead.")
+    bounded = await sandbox.post("/v1/chat/completions", headers=OPENAI, json={**chat, "max_completion_tokens": 50})
+    assert bounded.status_code == 200
+    summary_only = await sandbox.post("/v1/responses", headers=OPENAI, json={
+        "model": "gpt-4.1", "input": "hi", "reasoning": {"summary": "auto"}})
+    assert summary_only.status_code == 200 and [i["type"] for i in summary_only.json()["output"]] == ["message"]
+
+
 WEATHER = Tool("get_weather", {"type": "object", "properties": {"location": {"type": "string"}}},
                "Get the current weather for a location")
 CALCULATOR = Tool("calculator", {"type": "object", "properties": {"expression": {"type": "string"}}},

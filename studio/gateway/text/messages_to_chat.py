@@ -24,7 +24,7 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 
 from studio.core.errors import BadRequest
 from studio.gateway.text.tokens import estimate_input_tokens
-from studio.gateway.text.translation import Context, Event, loads_arguments, text_of
+from studio.gateway.text.translation import Context, Event, loads_arguments, output_limit, text_of
 
 # A thinking budget as the chat format's reasoning effort (the inverse of chat_to_messages' table).
 BUDGET_EFFORT = ((1024, "low"), (8192, "medium"))
@@ -132,7 +132,7 @@ class MessagesToChat:
                 messages.extend(_user_messages(message.get("content"), f"messages[{i}].content"))
         out: dict[str, Any] = {"model": ctx.upstream_model, "messages": messages}
         if body.get("max_tokens") is not None:
-            out["max_tokens"] = body["max_tokens"]
+            out[output_limit(ctx.upstream_model)] = body["max_tokens"]
         for name in ("temperature", "top_p"):
             if body.get(name) is not None:
                 out[name] = body[name]

@@ -5,6 +5,11 @@
 becomes output items (``reasoning``, ``message``, ``function_call``), a truncated one an
 ``incomplete`` response with ``incomplete_details.reason = max_output_tokens``. Streams are
 rebuilt as the full event sequence with increasing ``sequence_number``.
+
+A chat upstream's ``reasoning_content`` is the model's own reasoning, not a summary of it: it
+becomes the reasoning item's ``content`` (``reasoning_text`` parts, streamed in
+``response.reasoning_text.delta`` events), as OpenAI's API gives the raw reasoning of its
+open-weight models, and the item's ``summary`` stays empty (no summary was written).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from studio.core.errors import BadRequest
-from studio.gateway.text.translation import Context, Event
+from studio.gateway.text.translation import Context, Event, output_limit
 
 ECHOED = ("instructions", "max_output_tokens", "metadata", "parallel_tool_calls", "previous_response_id",
           "temperature", "tool_choice", "tools", "top_p", "user", "text", "reasoning", "store")
@@ -91,7 +96,7 @@ class ResponsesToChat:
     def request(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
         out: dict[str, Any] = {"model": ctx.upstream_model, "messages": _messages(body)}
         if body.get("max_output_tokens") is not None:
-            out["max_tokens"] = body["max_output_tokens"]
+            out[output_limit(ctx.upstream_model)] = body["max_output_tokens"]
         for name in ("temperature", "top_p", "parallel_tool_calls", "user", "safety_identifier", "prompt_cache_key"):
             if body.get(name) is not None:
                 out[name] = body[name]
@@ -190,22 +195,23 @@ class _EventWriter:
         events = self.close()
         self.items.append(item)
         self.open = item
-        events.append(self.event("response.output_item.added", output_index=len(self.items) - 1,
-                                 item={**announced, "status": "in_progress"}))
+        if "status" in item:  # (a reasoning item has none)
+            announced = {**announced, "status": "in_progress"}
+        events.append(self.event("response.output_item.added", output_index=len(self.items) - 1, item=announced))
         return events
 
     def reasoning(self, text: str) -> list[Event]:
         events: list[Event] = []
         if self.open is None or self.open["type"] != "reasoning":
             item = reasoning_item(self.ctx, "", len(self.items))
-            events += self._add(item, {**item, "summary": []})
-            events.append(self.event("response.reasoning_summary_part.added", item_id=item["id"],
-                                     output_index=len(self.items) - 1, summary_index=0,
-                                     part={"type": "summary_text", "text": ""}))
+            events += self._add(item, {**item, "content": []})
+            events.append(self.event("response.content_part.added", item_id=item["id"],
+                                     output_index=len(self.items) - 1, content_index=0,
+                                     part={"type": "reasoning_text", "text": ""}))
         item = self.open
-        item["summary"][0]["text"] += text
-        events.append(self.event("response.reasoning_summary_text.delta", item_id=item["id"],
-                                 output_index=len(self.items) - 1, summary_index=0, delta=text))
+        item["content"][0]["text"] += text
+        events.append(self.event("response.reasoning_text.delta", item_id=item["id"],
+                                 output_index=len(self.items) - 1, content_index=0, delta=text))
         return events
 
     def text(self, text: str) -> list[Event]:
@@ -249,15 +255,16 @@ class _EventWriter:
             events.append(self.event("response.content_part.done", item_id=item["id"], output_index=index,
                                      content_index=0, part=part))
         elif item["type"] == "reasoning":
-            text = item["summary"][0]["text"]
-            events.append(self.event("response.reasoning_summary_text.done", item_id=item["id"], output_index=index,
-                                     summary_index=0, text=text))
-            events.append(self.event("response.reasoning_summary_part.done", item_id=item["id"], output_index=index,
-                                     summary_index=0, part={"type": "summary_text", "text": text}))
+            part = item["content"][0]
+            events.append(self.event("response.reasoning_text.done", item_id=item["id"], output_index=index,
+                                     content_index=0, text=part["text"]))
+            events.append(self.event("response.content_part.done", item_id=item["id"], output_index=index,
+                                     content_index=0, part=part))
         elif item["type"] == "function_call":
             events.append(self.event("response.function_call_arguments.done", item_id=item["id"], output_index=index,
                                      name=item["name"], arguments=item["arguments"]))
-        item["status"] = "completed"
+        if "status" in item:
+            item["status"] = "completed"
         events.append(self.event("response.output_item.done", output_index=index, item=item))
         return events
 
@@ -269,8 +276,10 @@ class _EventWriter:
 
 
 def reasoning_item(ctx: Context, text: str, n: int = 0) -> dict[str, Any]:
-    return {"type": "reasoning", "id": ctx.id(f"rs_{n}_"), "status": "completed",
-            "summary": [{"type": "summary_text", "text": text}]}
+    """The upstream's reasoning as the item's text: no summary was written, and the item has no
+    ``status`` (OpenAI's reasoning items carry none)."""
+    return {"type": "reasoning", "id": ctx.id(f"rs_{n}_"), "summary": [],
+            "content": [{"type": "reasoning_text", "text": text}]}
 
 
 def message_item(ctx: Context, text: str, n: int = 0) -> dict[str, Any]:

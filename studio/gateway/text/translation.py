@@ -93,6 +93,20 @@ class Chain:
 
 
 # -- small helpers shared by the pair modules ---------------------------------------------------
+# OpenAI's reasoning models (the o-series, and GPT-5 but for its chat models) refuse the chat
+# format's ``max_tokens`` with a 400 and take ``max_completion_tokens``; other chat upstreams
+# (DeepSeek's among them) read ``max_tokens`` and silently ignore the newer name.
+_COMPLETION_TOKENS_MODELS = ("o1", "o3", "o4", "gpt-5")
+
+
+def output_limit(upstream_model: str) -> str:
+    """The chat field that bounds an answer's length on ``upstream_model``."""
+    name = upstream_model.rsplit("/", 1)[-1]  # (a router's "openai/o4-mini")
+    if name.startswith(_COMPLETION_TOKENS_MODELS) and "-chat" not in name:
+        return "max_completion_tokens"
+    return "max_tokens"
+
+
 def text_of(content: Any) -> str:
     """The text of a content value: a string, or a list of text-like parts."""
     if isinstance(content, str):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from tests.providers.fake_text_vendor import FakeVendor, add_upstream, json_answer
+from tests.providers.fake_text_vendor import Answer, FakeVendor, add_upstream, json_answer, sse_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,18 +60,25 @@ async def test_errors_carry_the_request_id_of_the_answer(client, alice):
     assert bad.json()["request_id"] == bad.headers["request-id"] and bad.json()["request_id"].startswith("req_")
 
 
-@pytest.fixture
-async def anthropic_vendor(catalog):
+async def _the_only_upstream(protocol: str, fake: FakeVendor, model_map: dict[str, str]):
+    """Body of a fixture: ``fake`` mounted as the one upstream of ``model_map``'s models (the
+    sandbox disabled), unmounted afterwards."""
     from studio.gateway import routing
     from studio.models import Upstream
 
-    fake = FakeVendor("http://fake-anthropic-beta.test")
     fake.mount()
-    await add_upstream("anthropic", fake.base_url, {"epsilon-4.5": "claude-vendor"})
+    await add_upstream(protocol, fake.base_url, model_map)
     await Upstream.objects.filter(name="Sandbox").aupdate(enabled=False)
     routing.reset_health()
     yield fake
     fake.unmount()
+
+
+@pytest.fixture
+async def anthropic_vendor(catalog):
+    async for fake in _the_only_upstream("anthropic", FakeVendor("http://fake-anthropic-beta.test"),
+                                         {"epsilon-4.5": "claude-vendor"}):
+        yield fake
 
 
 async def test_anthropic_beta_reaches_a_messages_upstream(client, alice, anthropic_vendor):
@@ -93,15 +100,41 @@ async def test_anthropic_beta_reaches_a_messages_upstream(client, alice, anthrop
     assert "anthropic-beta" not in anthropic_vendor.requests[-1]["headers"]
 
 
-async def test_thinking_from_a_chat_upstream_is_signed_and_checked_on_replay(client, alice):
+def _reasoner(request) -> Answer:
+    """A chat upstream that shows its reasoning (``reasoning_content``, as DeepSeek's and Qwen's do)."""
+    usage = {"prompt_tokens": 9, "completion_tokens": 6, "total_tokens": 15}
+    if not request["body"].get("stream"):
+        return json_answer({"id": "c1", "object": "chat.completion", "created": 1, "model": "reasoner", "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "Done.", "reasoning_content": "Weigh it."},
+             "finish_reason": "stop"}], "usage": usage})
+
+    def chunk(delta, finish=None, usage=None):
+        return b"data: " + orjson.dumps({"id": "c1", "object": "chat.completion.chunk", "created": 1,
+                                         "model": "reasoner", "usage": usage, "choices": [] if delta is None else [
+                                             {"index": 0, "delta": delta, "finish_reason": finish}]}) + b"\n\n"
+    return sse_answer([chunk({"role": "assistant", "content": ""}), chunk({"reasoning_content": "Weigh"}),
+                       chunk({"reasoning_content": " it."}), chunk({"content": "Done."}), chunk({}, "stop"),
+                       chunk(None, usage=usage), b"data: [DONE]\n\n"])
+
+
+@pytest.fixture
+async def reasoning_chat_vendor(catalog):
+    async for fake in _the_only_upstream("openai", FakeVendor("http://fake-reasoner.test", answer=_reasoner),
+                                         {"omicron-4-mini": "reasoner"}):
+        yield fake
+
+
+async def test_thinking_from_a_chat_upstream_is_signed_and_checked_on_replay(client, alice, reasoning_chat_vendor):
     ask = {"model": "omicron-4-mini", "max_tokens": 200, "thinking": {"type": "enabled", "budget_tokens": 1024},
            "messages": [{"role": "user", "content": "think about it"}]}
     answer = (await client.post("/v1/messages", headers=keys(alice), json=ask)).json()
+    assert reasoning_chat_vendor.requests[0]["body"]["reasoning_effort"] == "low"
     thinking = answer["content"][0]
-    assert thinking["type"] == "thinking" and len(thinking["signature"]) > 40
+    assert thinking["type"] == "thinking" and thinking["thinking"] == "Weigh it." and len(thinking["signature"]) > 40
     replay = {**ask, "messages": [*ask["messages"], {"role": "assistant", "content": answer["content"]},
                                   {"role": "user", "content": "and now?"}]}
     assert (await client.post("/v1/messages", headers=keys(alice), json=replay)).status_code == 200
+    assert all("reasoning_content" not in m for m in reasoning_chat_vendor.requests[1]["body"]["messages"])
     forged = [{**thinking, "thinking": "something else"}, *answer["content"][1:]]
     refused = await client.post("/v1/messages", headers=keys(alice), json={
         **replay, "messages": [*ask["messages"], {"role": "assistant", "content": forged},

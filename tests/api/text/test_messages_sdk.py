@@ -59,3 +59,22 @@ def test_errors(sdk, live_asgi, alice):
     with pytest.raises(anthropic.APIStatusError) as overloaded, failing as s:
         s.get_final_message()
     assert "Overloaded" in str(overloaded.value)
+
+
+def test_a_messages_client_on_an_openai_reasoning_model_is_bounded_as_it_accepts(sdk):
+    """Such a model refuses the chat format's ``max_tokens``: the client's limit reaches it as
+    ``max_completion_tokens``, and its hidden reasoning counts in the output tokens."""
+    from studio.models import Upstream
+
+    sandbox = Upstream.objects.get(name="Sandbox")
+    sandbox.model_map = {**sandbox.model_map, "omicron-4-mini": "o4-mini"}
+    sandbox.save()
+    message = sdk.messages.create(model="omicron-4-mini", max_tokens=100,
+                                  messages=[{"role": "user", "content": "good morning"}])
+    assert [block.type for block in message.content] == ["text"]
+    assert message.content[0].text == "You said: good morning" and message.stop_reason == "end_turn"
+    assert message.usage.output_tokens > 4  # the answer's four, and the reasoning's
+    with sdk.messages.stream(model="omicron-4-mini", max_tokens=30,
+                             messages=[{"role": "user", "content": "count to 90"}]) as stream:
+        final = stream.get_final_message()
+    assert final.stop_reason == "max_tokens" and final.usage.output_tokens == 30

@@ -73,3 +73,22 @@ def test_an_unknown_previous_response_is_the_vendors_400(sdk):
         sdk.responses.create(model="omicron-4-mini", input="hi", previous_response_id="resp_missing")
     assert exc.value.code == "previous_response_not_found" and exc.value.param == "previous_response_id"
     assert exc.value.message.startswith("Error code: 400") and "resp_missing' not found." in exc.value.message
+
+
+def test_a_claude_models_thinking_comes_back_as_its_reasoning_text(sdk):
+    """Claude's thinking, through a chat translation, is the reasoning item's text (not a summary,
+    which nobody wrote), buffered and streamed, in the types the SDK knows."""
+    answer = sdk.responses.create(model="epsilon-4.5", input="what a day", reasoning={"effort": "low"})
+    reasoning, message = answer.output
+    assert reasoning.type == "reasoning" and reasoning.summary == [] and reasoning.status is None
+    assert [part.type for part in reasoning.content] == ["reasoning_text"]
+    assert reasoning.content[0].text.startswith("The user wrote") and answer.output_text == "You said: what a day"
+    events = list(sdk.responses.create(model="epsilon-4.5", input="what a day", reasoning={"effort": "low"},
+                                       stream=True))
+    deltas = [e for e in events if e.type == "response.reasoning_text.delta"]
+    done = next(e for e in events if e.type == "response.reasoning_text.done")
+    assert deltas and "".join(e.delta for e in deltas) == done.text == reasoning.content[0].text
+    assert not [e for e in events if e.type.startswith("response.reasoning_summary")]
+    parts = [e.part.type for e in events if e.type == "response.content_part.added"]
+    assert parts == ["reasoning_text", "output_text"]
+    assert events[-1].response.output[0].content[0].text == done.text

@@ -71,6 +71,10 @@ def test_response_items_usage_and_echoed_fields():
     out = TRANSLATOR.response(answer, ctx(request={"instructions": "hi", "tools": TOOLS, "max_output_tokens": 5}))
     assert out["object"] == "response" and out["status"] == "completed" and out["model"] == "platform-model"
     assert [item["type"] for item in out["output"]] == ["reasoning", "message", "function_call"]
+    # The upstream's reasoning is the model's own text, not a summary; a reasoning item has no status.
+    reasoning = out["output"][0]
+    assert reasoning["summary"] == [] and reasoning["content"] == [{"type": "reasoning_text", "text": "why"}]
+    assert "status" not in reasoning and reasoning["id"].startswith("rs_")
     assert out["output"][1]["content"][0]["text"] == "checking"
     assert out["output"][2]["call_id"] == "call_7" and out["output"][2]["arguments"] == '{"city":"Rome"}'
     assert out["usage"] == {"input_tokens": 9, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 3,
@@ -116,3 +120,30 @@ def test_stream_truncated_ends_incomplete():
     out = run_stream(TRANSLATOR, [chunk({"content": "a"}), chunk({}, "length")], ctx(stream=True))
     assert out[-1][0] == "response.incomplete"
     assert out[-1][1]["response"]["incomplete_details"] == {"reason": "max_output_tokens"}
+
+
+def test_stream_reasoning_is_streamed_as_reasoning_text_before_the_answer():
+    events = [chunk({"role": "assistant", "content": ""}), chunk({"reasoning_content": "Think"}),
+              chunk({"reasoning_content": "ing."}), chunk({"content": "Hi"}), chunk({}, "stop"),
+              chunk(usage={"prompt_tokens": 3, "completion_tokens": 4,
+                           "completion_tokens_details": {"reasoning_tokens": 2}})]
+    out = run_stream(TRANSLATOR, events, ctx(stream=True))
+    assert [n for n, _ in out] == [
+        "response.created", "response.in_progress",
+        "response.output_item.added", "response.content_part.added", "response.reasoning_text.delta",
+        "response.reasoning_text.delta", "response.reasoning_text.done", "response.content_part.done",
+        "response.output_item.done",
+        "response.output_item.added", "response.content_part.added", "response.output_text.delta",
+        "response.output_text.done", "response.content_part.done", "response.output_item.done",
+        "response.completed"]
+    added, part = out[2][1], out[3][1]
+    assert added["item"] == {"type": "reasoning", "id": added["item"]["id"], "summary": [], "content": []}
+    assert part["part"] == {"type": "reasoning_text", "text": ""} and part["content_index"] == 0
+    assert [d["delta"] for _, d in out[4:6]] == ["Think", "ing."]
+    assert out[6][1]["text"] == "Thinking." and out[7][1]["part"] == {"type": "reasoning_text", "text": "Thinking."}
+    done = out[8][1]["item"]
+    assert done["content"] == [{"type": "reasoning_text", "text": "Thinking."}] and "status" not in done
+    assert out[9][1]["item"]["status"] == "in_progress" and out[14][1]["item"]["status"] == "completed"
+    final = out[-1][1]["response"]
+    assert [i["type"] for i in final["output"]] == ["reasoning", "message"]
+    assert final["output"][0]["summary"] == [] and final["usage"]["output_tokens_details"]["reasoning_tokens"] == 2

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
+
+from studio.gateway.text import messages_to_chat, responses_to_chat
 from studio.gateway.text.translation import Chain, Context, loads_arguments, text_of
 from tests.gateway.text.helpers import ctx, run_stream
 
@@ -82,3 +85,19 @@ def test_a_context_for_an_upstream_is_a_copy_with_its_model_name():
     assert leg is not ctx and ctx.upstream_model == ""
     assert {f.name: getattr(leg, f.name) for f in fields(Context)} == {
         **{f.name: getattr(ctx, f.name) for f in fields(Context)}, "upstream_model": "vendor-omicron"}
+
+
+@pytest.mark.parametrize(("upstream_model", "field"), [
+    ("o4-mini", "max_completion_tokens"), ("o3", "max_completion_tokens"), ("gpt-5.1", "max_completion_tokens"),
+    ("openai/gpt-5-mini", "max_completion_tokens"), ("gpt-5-chat-latest", "max_tokens"),
+    ("gpt-4o-mini", "max_tokens"), ("deepseek-reasoner", "max_tokens"), ("qwen3-max", "max_tokens")])
+def test_an_answer_is_bounded_in_the_field_its_chat_upstream_reads(upstream_model, field):
+    """OpenAI's reasoning models refuse ``max_tokens``; DeepSeek's ignore ``max_completion_tokens``:
+    a messages or responses client's limit reaches each in the field it honours."""
+    context = Context(model="m", upstream_model=upstream_model, stream=False, include_usage=False)
+    asked = messages_to_chat.TRANSLATOR.request(
+        {"max_tokens": 300, "messages": [{"role": "user", "content": "hi"}]}, context)
+    answered = responses_to_chat.TRANSLATOR.request({"max_output_tokens": 300, "input": "hi"}, context)
+    other = "max_tokens" if field == "max_completion_tokens" else "max_completion_tokens"
+    for out in (asked, answered):
+        assert out[field] == 300 and other not in out
