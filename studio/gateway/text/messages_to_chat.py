@@ -10,7 +10,9 @@ final ``message_delta`` waits for the usage chunk, which is always requested ups
 A chat upstream's reasoning becomes a ``thinking`` block whose ``signature`` the gateway signs
 (HMAC of the thinking text under a key derived from ``SECRET_KEY``); a client that sends the block
 back is checked, and a changed or invented block is refused with a 400 naming it, as the vendor
-does. Checked blocks are not sent on: a chat upstream takes no reasoning back.
+does. A checked block goes back upstream as its assistant message's ``reasoning_content``: a chat
+upstream that shows its reasoning wants it back (DeepSeek's, in thinking mode, refuses a turn of
+tool calls without it).
 """
 
 from __future__ import annotations
@@ -87,18 +89,21 @@ def _check_thinking(block: dict[str, Any], param: str) -> None:
 def _assistant_message(content: Any, param: str) -> dict[str, Any]:
     if isinstance(content, str):
         return {"role": "assistant", "content": content}
-    texts, calls = [], []
+    texts, calls, thoughts = [], [], []
     for j, block in enumerate(content if isinstance(content, list) else ()):
         if not isinstance(block, dict):
             continue
         if block.get("type") == "thinking":
             _check_thinking(block, f"{param}.{j}")
+            thoughts.append(str(block.get("thinking") or ""))
         elif block.get("type") == "text":
             texts.append(str(block.get("text") or ""))
         elif block.get("type") == "tool_use":
             calls.append({"id": block.get("id"), "type": "function", "function": {
                 "name": block.get("name"), "arguments": orjson.dumps(block.get("input") or {}).decode()}})
     message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+    if any(thoughts):
+        message["reasoning_content"] = "".join(thoughts)
     if calls:
         message["tool_calls"] = calls
     return message

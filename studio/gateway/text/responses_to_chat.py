@@ -51,8 +51,16 @@ def _content(content: Any, role: str, param: str) -> Any:
     return parts
 
 
+def _reasoning_text(item: dict[str, Any]) -> str:
+    """The text of a reasoning item's ``reasoning_text`` parts (a summary is not the reasoning)."""
+    parts = item.get("content")
+    return "".join(str(part.get("text") or "") for part in parts if isinstance(part, dict)
+                   and part.get("type") == "reasoning_text") if isinstance(parts, list) else ""
+
+
 def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
+    reasoning = ""  # a reasoning item's text, for the assistant message that follows it
     if body.get("instructions"):
         messages.append({"role": "system", "content": str(body["instructions"])})
     value = body.get("input")
@@ -77,9 +85,15 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"),
                              "content": output if isinstance(output, str) else str(output)})
         elif kind == "reasoning":
-            continue  # a chat upstream cannot take reasoning back; it is dropped, as the vendor does
+            # Given back with the assistant message it led to: a chat upstream that shows its
+            # reasoning wants it back (DeepSeek's refuses a turn of tool calls without it).
+            reasoning += _reasoning_text(item)
+            continue
         else:
             raise BadRequest(f"input item type '{kind}' is not supported for this model", param=f"input[{i}].type")
+        if reasoning and messages and messages[-1]["role"] == "assistant":
+            messages[-1].setdefault("reasoning_content", reasoning)
+            reasoning = ""
     return messages
 
 

@@ -101,9 +101,24 @@ async def test_anthropic_beta_reaches_a_messages_upstream(client, alice, anthrop
 
 
 def _reasoner(request) -> Answer:
-    """A chat upstream that shows its reasoning (``reasoning_content``, as DeepSeek's and Qwen's do)."""
+    """A chat upstream that shows its reasoning (``reasoning_content``, as DeepSeek's and Qwen's do),
+    calls a tool it is offered once, and, thinking, refuses a turn of tool calls sent back without
+    its reasoning, as DeepSeek's does."""
+    body = request["body"]
+    for i, message in enumerate(body["messages"]):
+        if body.get("reasoning_effort") and message.get("tool_calls") and "reasoning_content" not in message:
+            return json_answer({"error": {
+                "message": f"Missing `reasoning_content` field in the assistant message at message index {i}. For "
+                           "more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls",
+                "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}}, status=400)
     usage = {"prompt_tokens": 9, "completion_tokens": 6, "total_tokens": 15}
-    if not request["body"].get("stream"):
+    if body.get("tools") and body["messages"][-1]["role"] == "user":
+        return json_answer({"id": "c0", "object": "chat.completion", "created": 1, "model": "reasoner", "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": None, "reasoning_content": "Look it up.",
+                                     "tool_calls": [{"id": "call_1", "type": "function", "function": {
+                                         "name": "get_weather", "arguments": '{"city":"Oslo"}'}}]},
+             "finish_reason": "tool_calls"}], "usage": usage})
+    if not body.get("stream"):
         return json_answer({"id": "c1", "object": "chat.completion", "created": 1, "model": "reasoner", "choices": [
             {"index": 0, "message": {"role": "assistant", "content": "Done.", "reasoning_content": "Weigh it."},
              "finish_reason": "stop"}], "usage": usage})
@@ -134,7 +149,8 @@ async def test_thinking_from_a_chat_upstream_is_signed_and_checked_on_replay(cli
     replay = {**ask, "messages": [*ask["messages"], {"role": "assistant", "content": answer["content"]},
                                   {"role": "user", "content": "and now?"}]}
     assert (await client.post("/v1/messages", headers=keys(alice), json=replay)).status_code == 200
-    assert all("reasoning_content" not in m for m in reasoning_chat_vendor.requests[1]["body"]["messages"])
+    assert reasoning_chat_vendor.requests[1]["body"]["messages"][1] == {
+        "role": "assistant", "content": "Done.", "reasoning_content": "Weigh it."}
     forged = [{**thinking, "thinking": "something else"}, *answer["content"][1:]]
     refused = await client.post("/v1/messages", headers=keys(alice), json={
         **replay, "messages": [*ask["messages"], {"role": "assistant", "content": forged},
@@ -146,3 +162,19 @@ async def test_thinking_from_a_chat_upstream_is_signed_and_checked_on_replay(cli
     assert signature == [thinking["signature"]]
     start = frames[0]["message"]["usage"]["input_tokens"]
     assert start > 0 and frames[-2]["usage"]["input_tokens"] > 0
+
+
+async def test_a_thinking_turn_of_tool_calls_goes_back_with_its_reasoning(client, alice, reasoning_chat_vendor):
+    """Claude Code's loop on a chat upstream that thinks: the tool call's turn, sent back with the
+    tool's result, carries the reasoning that led to it (without it DeepSeek's API refuses the call)."""
+    tools = [{"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+    ask = {"model": "omicron-4-mini", "max_tokens": 200, "thinking": {"type": "enabled", "budget_tokens": 1024},
+           "tools": tools, "messages": [{"role": "user", "content": "weather in Oslo?"}]}
+    first = (await client.post("/v1/messages", headers=keys(alice), json=ask)).json()
+    assert [block["type"] for block in first["content"]] == ["thinking", "tool_use"]
+    follow = {**ask, "messages": [*ask["messages"], {"role": "assistant", "content": first["content"]},
+                                  {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1",
+                                                                "content": "snow"}]}]}
+    second = await client.post("/v1/messages", headers=keys(alice), json=follow)
+    assert second.status_code == 200 and second.json()["content"][-1] == {"type": "text", "text": "Done."}
+    assert reasoning_chat_vendor.requests[-1]["body"]["messages"][1]["reasoning_content"] == "Look it up."

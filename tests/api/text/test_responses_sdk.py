@@ -92,3 +92,8 @@ def test_a_claude_models_thinking_comes_back_as_its_reasoning_text(sdk):
     parts = [e.part.type for e in events if e.type == "response.content_part.added"]
     assert parts == ["reasoning_text", "output_text"]
     assert events[-1].response.output[0].content[0].text == done.text
+    # The next turn, with the reasoning item among the earlier ones, goes on (Claude takes no
+    # unsigned reasoning back: the translation to its format leaves it out).
+    following = sdk.responses.create(model="epsilon-4.5", previous_response_id=answer.id, input="and tomorrow?",
+                                     reasoning={"effort": "low"})
+    assert following.status == "completed" and following.output_text == "You said: and tomorrow?"

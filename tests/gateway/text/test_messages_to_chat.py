@@ -94,3 +94,20 @@ def test_stream_rebuilt_as_blocks_with_final_usage():
 def test_empty_stream_still_well_formed():
     out = run_stream(TRANSLATOR, [], ctx(stream=True))
     assert [n for n, _ in out] == ["message_start", "ping", "message_delta", "message_stop"]
+
+
+def test_a_checked_thinking_block_goes_back_as_the_turns_reasoning_content():
+    """A chat upstream that shows its reasoning wants it back with the turn it led to (DeepSeek's
+    refuses a turn of tool calls without it); a turn without thinking carries none."""
+    thought = {"type": "thinking", "thinking": "Weigh it.", "signature": sign_thinking("Weigh it.")}
+    body = {"max_tokens": 30, "messages": [
+        {"role": "user", "content": "weather?"},
+        {"role": "assistant", "content": [thought, {"type": "tool_use", "id": "t1", "name": "get_weather",
+                                                    "input": {"city": "Oslo"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "snow"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Snow."}]},
+        {"role": "user", "content": "thanks"}]}
+    messages = TRANSLATOR.request(body, ctx())["messages"]
+    assert messages[1] == {"role": "assistant", "content": None, "reasoning_content": "Weigh it.", "tool_calls": [
+        {"id": "t1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}]}
+    assert messages[3] == {"role": "assistant", "content": "Snow."}

@@ -147,3 +147,19 @@ def test_stream_reasoning_is_streamed_as_reasoning_text_before_the_answer():
     final = out[-1][1]["response"]
     assert [i["type"] for i in final["output"]] == ["reasoning", "message"]
     assert final["output"][0]["summary"] == [] and final["usage"]["output_tokens_details"]["reasoning_tokens"] == 2
+
+
+def test_a_reasoning_item_goes_back_with_the_assistant_turn_it_led_to():
+    """Its text (not a summary) becomes that turn's ``reasoning_content``, for a chat upstream that
+    wants its reasoning back (DeepSeek's refuses a turn of tool calls without it)."""
+    thought = {"type": "reasoning", "summary": [], "content": [
+        {"type": "reasoning_text", "text": "Look"}, {"type": "reasoning_text", "text": " it up."}]}
+    calls = [{"type": "function_call", "call_id": f"c{n}", "name": "get_weather", "arguments": "{}"} for n in (1, 2)]
+    results = [{"type": "function_call_output", "call_id": f"c{n}", "output": "snow"} for n in (1, 2)]
+    summary_only = {"type": "reasoning", "summary": [{"type": "summary_text", "text": "a summary"}]}
+    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Snow."}]}
+    asked = {"role": "user", "content": "weather?"}
+    messages = TRANSLATOR.request({"input": [asked, thought, *calls, *results, summary_only, answer]},
+                                  ctx())["messages"]
+    assert messages[1]["reasoning_content"] == "Look it up." and len(messages[1]["tool_calls"]) == 2
+    assert messages[4] == {"role": "assistant", "content": "Snow."}
