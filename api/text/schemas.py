@@ -50,8 +50,9 @@ class Message(Open):
 
 
 class Thinking(Open):
-    type: Literal["enabled", "disabled"]
+    type: Literal["enabled", "disabled", "adaptive"]
     budget_tokens: int | None = None
+    display: str | None = None
 
 
 class MessagesRequest(Open):

@@ -30,6 +30,9 @@ from studio.gateway.text.translation import Context, Event, loads_arguments, out
 
 # A thinking budget as the chat format's reasoning effort (the inverse of chat_to_messages' table).
 BUDGET_EFFORT = ((1024, "low"), (8192, "medium"))
+# Adaptive thinking's effort (``output_config.effort``; Claude's default is high) as the chat
+# format's: ``max`` is the chat format's highest, ``high``.
+ADAPTIVE_EFFORT = {"low": "low", "medium": "medium", "high": "high", "max": "high"}
 FINISH_TO_STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "function_call": "tool_use",
                   "content_filter": "refusal"}
 
@@ -165,6 +168,8 @@ class MessagesToChat:
         if thinking.get("type") == "enabled":
             budget = thinking.get("budget_tokens") or 0
             out["reasoning_effort"] = next((effort for limit, effort in BUDGET_EFFORT if budget <= limit), "high")
+        elif thinking.get("type") == "adaptive":  # the model thinks as much as the effort asks
+            out["reasoning_effort"] = ADAPTIVE_EFFORT.get(output.get("effort"), "high")
         if ctx.stream:
             out["stream"] = True
             out["stream_options"] = {"include_usage": True}

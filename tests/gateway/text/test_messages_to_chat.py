@@ -111,3 +111,17 @@ def test_a_checked_thinking_block_goes_back_as_the_turns_reasoning_content():
     assert messages[1] == {"role": "assistant", "content": None, "reasoning_content": "Weigh it.", "tool_calls": [
         {"id": "t1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}]}
     assert messages[3] == {"role": "assistant", "content": "Snow."}
+
+
+def test_thinking_asks_a_chat_upstream_for_an_effort():
+    """A budget by its size; adaptive thinking by ``output_config.effort`` (Claude's default: high)."""
+    def effort(**fields):
+        return TRANSLATOR.request({"max_tokens": 9, "messages": [{"role": "user", "content": "x"}], **fields},
+                                  ctx()).get("reasoning_effort")
+
+    assert effort(thinking={"type": "enabled", "budget_tokens": 1024}) == "low"
+    assert effort(thinking={"type": "enabled", "budget_tokens": 16000}) == "high"
+    assert effort(thinking={"type": "adaptive"}) == "high"
+    assert effort(thinking={"type": "adaptive"}, output_config={"effort": "low"}) == "low"
+    assert effort(thinking={"type": "adaptive", "display": "omitted"}, output_config={"effort": "max"}) == "high"
+    assert effort(thinking={"type": "disabled"}) is None and effort() is None
