@@ -2,7 +2,8 @@
 
 The system prompt becomes the first chat message, ``tool_result`` blocks become ``tool``
 messages (placed before the user's text of the same turn), ``tool_use`` blocks become the
-assistant's ``tool_calls``, images become ``image_url`` parts. The chat stream is rebuilt as
+assistant's ``tool_calls``, images become ``image_url`` parts (a tool result's in a user message
+after the tool messages: a chat tool message holds text only). The chat stream is rebuilt as
 ``message_start`` … ``message_stop`` with one content block per text run or tool call; the
 final ``message_delta`` waits for the usage chunk, which is always requested upstream, and
 ``message_start`` announces the gateway's estimate of the input tokens until then.
@@ -66,6 +67,11 @@ def _user_messages(content: Any, param: str) -> list[dict[str, Any]]:
             if block.get("is_error"):
                 text = f"Error: {text}"
             results.append({"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": text})
+            # A chat tool message holds text only: the result's images (a screenshot, a file read)
+            # follow in the user message after the tool messages, instead of being lost.
+            for j, part in enumerate(inner if isinstance(inner, list) else ()):
+                if isinstance(part, dict) and part.get("type") == "image":
+                    parts.append(_image_part(part, f"{param}[{i}].content[{j}]"))
     if parts:
         only_text = all(p["type"] == "text" for p in parts)
         results.append({"role": "user", "content": "".join(p["text"] for p in parts) if only_text else parts})

@@ -1,7 +1,8 @@
 """A responses client on a chat completions upstream: request, answer and stream.
 
 ``instructions`` become a system message and ``input`` (a string or an item array of messages,
-``function_call`` and ``function_call_output`` items) becomes chat messages; the chat answer
+``function_call`` and ``function_call_output`` items) becomes chat messages (an output's images in
+a user message after the turn's tool messages, which hold text only); the chat answer
 becomes output items (``reasoning``, ``message``, ``function_call``), a truncated one an
 ``incomplete`` response with ``incomplete_details.reason = max_output_tokens``. Streams are
 rebuilt as the full event sequence with increasing ``sequence_number``.
@@ -19,7 +20,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from studio.core.errors import BadRequest
-from studio.gateway.text.translation import Context, Event, output_limit
+from studio.gateway.text.translation import Context, Event, output_limit, text_of
 
 ECHOED = ("instructions", "max_output_tokens", "metadata", "parallel_tool_calls", "previous_response_id",
           "temperature", "tool_choice", "tools", "top_p", "user", "text", "reasoning", "store")
@@ -61,6 +62,9 @@ def _reasoning_text(item: dict[str, Any]) -> str:
 def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     reasoning = ""  # a reasoning item's text, for the assistant message that follows it
+    # Images of function call outputs: a chat tool message holds text only, so they follow in a
+    # user message once the outputs of that turn are in (tool messages must follow their calls).
+    images: list[dict[str, Any]] = []
     if body.get("instructions"):
         messages.append({"role": "system", "content": str(body["instructions"])})
     value = body.get("input")
@@ -69,6 +73,9 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
         return messages
     for i, item in enumerate(value or ()):
         kind = item.get("type", "message")
+        if images and kind != "function_call_output":
+            messages.append({"role": "user", "content": images})
+            images = []
         if kind == "message":
             role = item.get("role") or "user"
             messages.append({"role": role, "content": _content(item.get("content"), role, f"input[{i}].content")})
@@ -82,8 +89,13 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
                 messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         elif kind == "function_call_output":
             output = item.get("output")
+            if isinstance(output, list):  # input_text and input_image parts
+                parts = _content(output, "user", f"input[{i}].output")
+                if isinstance(parts, list):
+                    images += [part for part in parts if part["type"] == "image_url"]
+                output = text_of(output)
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"),
-                             "content": output if isinstance(output, str) else str(output)})
+                             "content": output if isinstance(output, str) else str(output or "")})
         elif kind == "reasoning":
             # Given back with the assistant message it led to: a chat upstream that shows its
             # reasoning wants it back (DeepSeek's refuses a turn of tool calls without it).
@@ -94,6 +106,8 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
         if reasoning and messages and messages[-1]["role"] == "assistant":
             messages[-1].setdefault("reasoning_content", reasoning)
             reasoning = ""
+    if images:
+        messages.append({"role": "user", "content": images})
     return messages
 
 

@@ -125,3 +125,19 @@ def test_thinking_asks_a_chat_upstream_for_an_effort():
     assert effort(thinking={"type": "adaptive"}, output_config={"effort": "low"}) == "low"
     assert effort(thinking={"type": "adaptive", "display": "omitted"}, output_config={"effort": "max"}) == "high"
     assert effort(thinking={"type": "disabled"}) is None and effort() is None
+
+
+def test_a_tool_results_images_follow_the_tool_messages():
+    """A chat tool message holds text only: a screenshot a tool returned reaches the model in the
+    user message after the turn's tool messages, not lost."""
+    shot = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}
+    messages = TRANSLATOR.request({"max_tokens": 9, "messages": [
+        {"role": "user", "content": "look"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "shot", "input": {}},
+                                          {"type": "tool_use", "id": "t2", "name": "shot", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "page one"}, shot]},
+            {"type": "tool_result", "tool_use_id": "t2", "content": "page two"}]}]}, ctx())["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "user"]
+    assert messages[2]["content"] == "page one"
+    assert messages[4]["content"] == [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]

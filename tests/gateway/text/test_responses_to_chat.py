@@ -163,3 +163,22 @@ def test_a_reasoning_item_goes_back_with_the_assistant_turn_it_led_to():
                                   ctx())["messages"]
     assert messages[1]["reasoning_content"] == "Look it up." and len(messages[1]["tool_calls"]) == 2
     assert messages[4] == {"role": "assistant", "content": "Snow."}
+
+
+def test_an_outputs_parts_give_the_tool_their_text_and_the_turn_their_images():
+    """A function call output given as parts: its text is the tool message's (not the list's
+    spelling), its images follow in a user message once the turn's tool messages are in."""
+    shot = {"type": "input_image", "image_url": "data:image/png;base64,AAAA"}
+    messages = TRANSLATOR.request({"input": [
+        {"role": "user", "content": "look at both pages"},
+        *[{"type": "function_call", "call_id": f"c{n}", "name": "screenshot", "arguments": "{}"} for n in (1, 2)],
+        {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text", "text": "page one"}, shot]},
+        {"type": "function_call_output", "call_id": "c2", "output": [{"type": "input_text", "text": "page two"}]},
+        {"role": "user", "content": "which is better?"},
+    ]}, ctx())["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "user", "user"]
+    assert messages[2]["content"] == "page one" and messages[3]["content"] == "page two"
+    assert messages[4]["content"] == [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]
+    alone = TRANSLATOR.request({"input": [{"type": "function_call_output", "call_id": "c1", "output": [shot]}]},
+                               ctx())["messages"]
+    assert [m["role"] for m in alone] == ["tool", "user"] and alone[0]["content"] == ""
