@@ -165,7 +165,30 @@ def messages_prompt(body: dict[str, Any], counting: bool = False) -> Prompt:
         prompt.forced_tool = str(choice.get("name"))
     thinking = body.get("thinking") if isinstance(body.get("thinking"), dict) else {}
     prompt.thinking = thinking.get("type") in ("enabled", "adaptive")
+    if prompt.thinking:
+        _check_thinking_leads_tool_use(messages)
     return prompt
+
+
+def _check_thinking_leads_tool_use(messages: list[Any]) -> None:
+    """The vendor's rule while thinking: the last assistant message, when it calls tools (a tool
+    loop going on), starts with the thinking block that led to the calls, sent back."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        blocks = [b for b in message.get("content") or () if isinstance(b, dict)] \
+            if isinstance(message.get("content"), list) else []
+        if any(b.get("type") == "tool_use" for b in blocks) and \
+                blocks[0].get("type") not in ("thinking", "redacted_thinking"):
+            raise _invalid(
+                f"messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+                f"`{blocks[0].get('type')}`. When `thinking` is enabled, a final `assistant` message must start "
+                "with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We "
+                "recommend you include thinking blocks from previous turns. To avoid this requirement, disable "
+                "`thinking`. Please consult our documentation at "
+                "https://docs.claude.com/en/docs/build-with-claude/extended-thinking")
+        return
 
 
 def _usage(result: Completion) -> dict[str, Any]:

@@ -98,6 +98,31 @@ async def test_messages_stop_sequence_and_thinking(sandbox):
     assert body["stop_sequence"] == "4"
 
 
+
+async def test_a_thinking_tool_loop_sends_back_the_thinking_that_led_to_the_calls(sandbox):
+    """The vendor's rule: while thinking, the last assistant turn, when it called tools, starts with
+    its thinking block; a turn that ended in text, or thinking off, asks nothing."""
+    think = {"type": "enabled", "budget_tokens": 1024}
+    tools = [{"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+    ask = {"model": "claude-sonnet-4-5", "max_tokens": 2000, "thinking": think, "tools": tools,
+           "messages": [{"role": "user", "content": "get_weather for Oslo"}]}
+    first = (await sandbox.post("/v1/messages", headers=ANTHROPIC, json=ask)).json()
+    assert [b["type"] for b in first["content"]] == ["thinking", "text", "tool_use"]
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": first["content"][2]["id"],
+                                           "content": "snow"}]}
+    kept = {**ask, "messages": [*ask["messages"], {"role": "assistant", "content": first["content"]}, result]}
+    assert (await sandbox.post("/v1/messages", headers=ANTHROPIC, json=kept)).status_code == 200
+    dropped = {**ask, "messages": [*ask["messages"], {"role": "assistant", "content": first["content"][1:]}, result]}
+    refused = await sandbox.post("/v1/messages", headers=ANTHROPIC, json=dropped)
+    assert refused.status_code == 400 and refused.json()["error"]["message"].startswith(
+        "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` "
+        "is enabled, a final `assistant` message must start with a thinking block")
+    assert (await sandbox.post("/v1/messages", headers=ANTHROPIC, json={
+        **dropped, "thinking": {"type": "disabled"}})).status_code == 200
+    finished = {**dropped, "messages": [*dropped["messages"], {"role": "assistant", "content": "Snow."},
+                                        {"role": "user", "content": "thanks"}]}
+    assert (await sandbox.post("/v1/messages", headers=ANTHROPIC, json=finished)).status_code == 200
+
 async def test_messages_stream_usage_is_cumulative_and_failure_is_error_event(sandbox):
     async with sandbox.stream("POST", "/v1/messages", headers=ANTHROPIC, json={
             "model": "claude-sonnet-4-5", "max_tokens": 50, "stream": True,

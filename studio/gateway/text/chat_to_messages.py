@@ -10,6 +10,10 @@ with the answer as its input (forced when it is the only tool; "any tool" next t
 own tools; left to the model, with a system note, when thinking is on, which forbids forcing);
 that call comes back as the message's JSON content, not as a tool call. A schema whose root is
 not an object is wrapped in ``{"value": …}`` (tool inputs are objects) and unwrapped again.
+
+``reasoning_effort`` asks for thinking, except in a tool loop's next step: the vendor wants that
+step's last assistant turn to start with its signed thinking block, which a chat message cannot
+carry back, so the step goes without thinking (the vendor's own advice) rather than failing.
 """
 
 from __future__ import annotations
@@ -131,6 +135,17 @@ def _tool_choice(choice: Any, parallel: Any) -> dict[str, Any] | None:
     return result
 
 
+def _in_tool_loop(messages: list[dict[str, Any]]) -> bool:
+    """Whether the last assistant turn called tools. While thinking, the vendor wants that turn to
+    start with the signed thinking block that led to the calls, which a chat message cannot carry
+    back (400 "Expected `thinking` or `redacted_thinking`, but found `tool_use`"): a tool loop's
+    next step goes without thinking, as the vendor's error advises."""
+    for message in reversed(messages):
+        if message["role"] == "assistant":
+            return any(block.get("type") == "tool_use" for block in message["content"])
+    return False
+
+
 class ChatToMessages:
     source = "chat"
     target = "messages"
@@ -179,7 +194,7 @@ class ChatToMessages:
         if body.get("user"):
             out["metadata"] = {"user_id": str(body["user"])}
         effort = body.get("reasoning_effort")
-        if effort in EFFORT_BUDGET:
+        if effort in EFFORT_BUDGET and not _in_tool_loop(messages):
             budget = EFFORT_BUDGET[effort]
             out["thinking"] = {"type": "enabled", "budget_tokens": budget}
             out["max_tokens"] = max(out["max_tokens"], budget + 1)

@@ -47,6 +47,23 @@ def test_tools(sdk, model):
     assert call.function.name == "get_time" and json.loads(call.function.arguments) == {"zone": "Tokyo"}
 
 
+def test_a_tool_loop_on_a_thinking_claude_model_goes_on(sdk):
+    """A chat message cannot carry Claude's signed thinking back, which the vendor wants of a
+    thinking tool loop's last turn: the loop's next step goes without thinking instead of failing."""
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    asked = [{"role": "user", "content": "get_weather for Oslo"}]
+    first = sdk.chat.completions.create(model="epsilon-4.5", tools=tools, messages=asked, reasoning_effort="low")
+    message = first.choices[0].message
+    assert message.reasoning_content and message.tool_calls[0].function.name == "get_weather"
+    follow = [*asked, message.model_dump(exclude_none=True),
+              {"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": "snow"}]
+    second = sdk.chat.completions.create(model="epsilon-4.5", tools=tools, messages=follow, reasoning_effort="low")
+    assert second.choices[0].message.content == "The tool get_weather returned: snow"
+    again = sdk.chat.completions.create(model="epsilon-4.5", reasoning_effort="low", messages=[
+        *follow, {"role": "assistant", "content": "Snow."}, {"role": "user", "content": "and tomorrow?"}])
+    assert again.choices[0].message.reasoning_content  # a new question, once the loop is over, is thought about
+
 def test_errors_raise_the_sdk_classes(sdk, live_asgi):
     with pytest.raises(openai.NotFoundError) as missing:
         sdk.chat.completions.create(model="no-such-model", messages=[{"role": "user", "content": "x"}])
