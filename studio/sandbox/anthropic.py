@@ -177,10 +177,10 @@ def _check_thinking_leads_tool_use(messages: list[Any]) -> None:
         message = messages[i]
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
-        blocks = [b for b in message.get("content") or () if isinstance(b, dict)] \
-            if isinstance(message.get("content"), list) else []
-        if any(b.get("type") == "tool_use" for b in blocks) and \
-                blocks[0].get("type") not in ("thinking", "redacted_thinking"):
+        content = message.get("content")
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        calls = any(b.get("type") == "tool_use" for b in blocks)
+        if calls and blocks[0].get("type") not in ("thinking", "redacted_thinking"):
             raise _invalid(
                 f"messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
                 f"`{blocks[0].get('type')}`. When `thinking` is enabled, a final `assistant` message must start "

@@ -95,7 +95,7 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
                     images += [part for part in parts if part["type"] == "image_url"]
                 output = text_of(output)
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"),
-                             "content": output if isinstance(output, str) else str(output or "")})
+                             "content": output if isinstance(output, str) else "" if output is None else str(output)})
         elif kind == "reasoning":
             # Given back with the assistant message it led to: a chat upstream that shows its
             # reasoning wants it back (DeepSeek's refuses a turn of tool calls without it).
