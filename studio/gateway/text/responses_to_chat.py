@@ -77,7 +77,9 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
             messages.append({"role": "user", "content": images})
             images = []
         if kind == "message":
-            role = item.get("role") or "user"
+            # ``developer`` (Codex's instructions, for one) as chat's ``system``, which every chat
+            # upstream takes: DeepSeek's refuses the newer role ("unknown variant `developer`").
+            role = "system" if item.get("role") == "developer" else item.get("role") or "user"
             messages.append({"role": role, "content": _content(item.get("content"), role, f"input[{i}].content")})
         elif kind == "function_call":
             call = {"id": item.get("call_id"), "type": "function",

@@ -182,3 +182,13 @@ def test_an_outputs_parts_give_the_tool_their_text_and_the_turn_their_images():
     alone = TRANSLATOR.request({"input": [{"type": "function_call_output", "call_id": "c1", "output": [shot]}]},
                                ctx())["messages"]
     assert [m["role"] for m in alone] == ["tool", "user"] and alone[0]["content"] == ""
+
+
+def test_developer_messages_reach_a_chat_upstream_as_system_ones():
+    """Every chat upstream takes ``system``; DeepSeek's refuses ``developer`` (Codex sends its
+    instructions that way, mid-conversation too)."""
+    messages = TRANSLATOR.request({"instructions": "be brief", "input": [
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "sandboxed"}]},
+        {"role": "user", "content": "hi"}, {"role": "developer", "content": "now read-only"}]}, ctx())["messages"]
+    assert messages == [{"role": "system", "content": "be brief"}, {"role": "system", "content": "sandboxed"},
+                        {"role": "user", "content": "hi"}, {"role": "system", "content": "now read-only"}]
