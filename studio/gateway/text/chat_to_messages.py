@@ -3,7 +3,8 @@
 Chat keeps system prompts, tool calls and tool results as messages of their own; messages keeps
 the system prompt apart, tool calls as ``tool_use`` blocks of the assistant and tool results as
 ``tool_result`` blocks of the next user turn (consecutive turns of one role are merged, as the
-messages format requires alternation).
+messages format requires alternation). A ``file`` part (a PDF, plain text) becomes a document;
+a part the format cannot take (audio, a file id) is a 400 naming it, never dropped.
 
 ``response_format`` (``json_schema`` or ``json_object``) becomes a tool the model is made to call
 with the answer as its input (forced when it is the only tool; "any tool" next to the client's
@@ -18,6 +19,7 @@ carry back, so the step goes without thinking (the vendor's own advice) rather t
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -43,6 +45,31 @@ def image_block(url: str, param: str) -> dict[str, Any]:
     raise BadRequest(f"'{param}' must be an http(s) URL or a base64 data URL", param=param)
 
 
+def document_block(file: Any, param: str) -> dict[str, Any]:
+    """A chat ``file`` part as the messages format's document: a PDF as it is, plain text as text
+    (the two kinds of file the format reads); a file id, which only its own vendor knows, is a 400."""
+    data = file.get("file_data") if isinstance(file, dict) else None
+    match = _DATA_URL.match(data) if isinstance(data, str) else None
+    if match is None:
+        raise BadRequest(f"'{param}.file_data' (a base64 data URL) is required for this model (file ids are not "
+                         "supported)", param=f"{param}.file_data")
+    media_type, encoded = match.group(1), match.group(2)
+    if media_type == "application/pdf":
+        source = {"type": "base64", "media_type": media_type, "data": encoded}
+    elif media_type == "text/plain":
+        try:
+            source = {"type": "text", "media_type": media_type, "data": base64.b64decode(encoded).decode()}
+        except (ValueError, UnicodeDecodeError):
+            raise BadRequest(f"'{param}.file_data' is not base64 of UTF-8 text", param=f"{param}.file_data") from None
+    else:
+        raise BadRequest(f"'{param}.file_data': files of type {media_type} are not supported for this model (PDF "
+                         "and plain text are)", param=f"{param}.file_data")
+    block: dict[str, Any] = {"type": "document", "source": source}
+    if file.get("filename"):
+        block["title"] = str(file["filename"])
+    return block
+
+
 def _blocks(content: Any, param: str) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
@@ -58,6 +85,11 @@ def _blocks(content: Any, param: str) -> list[dict[str, Any]]:
             blocks.append(image_block(str(url or ""), f"{param}[{i}].image_url.url"))
         elif part.get("type") == "refusal":
             blocks.append({"type": "text", "text": str(part.get("refusal") or "")})
+        elif part.get("type") == "file":
+            blocks.append(document_block(part.get("file"), f"{param}[{i}].file"))
+        else:  # (input_audio: the messages format hears nothing)
+            raise BadRequest(f"content part type '{part.get('type')}' is not supported for this model",
+                             param=f"{param}[{i}].type")
     return blocks
 
 

@@ -3,7 +3,8 @@
 The system prompt becomes the first chat message, ``tool_result`` blocks become ``tool``
 messages (placed before the user's text of the same turn), ``tool_use`` blocks become the
 assistant's ``tool_calls``, images become ``image_url`` parts (a tool result's in a user message
-after the tool messages: a chat tool message holds text only). The chat stream is rebuilt as
+after the tool messages: a chat tool message holds text only), documents ``file`` parts (a plain
+text one its text). The chat stream is rebuilt as
 ``message_start`` … ``message_stop`` with one content block per text run or tool call; the
 final ``message_delta`` waits for the usage chunk, which is always requested upstream, and
 ``message_start`` announces the gateway's estimate of the input tokens until then.
@@ -51,6 +52,19 @@ def _image_part(block: dict[str, Any], param: str) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": url}}
 
 
+def _document_part(block: dict[str, Any], param: str) -> dict[str, Any]:
+    """A document as chat's: a base64 file (a PDF) as a ``file`` part, plain text as text."""
+    source = block.get("source")
+    kind = source.get("type") if isinstance(source, dict) else None
+    if kind == "base64":
+        file = {"filename": str(block.get("title") or "document.pdf"),
+                "file_data": f"data:{source.get('media_type') or 'application/pdf'};base64,{source.get('data') or ''}"}
+        return {"type": "file", "file": file}
+    if kind == "text":
+        return {"type": "text", "text": str(source.get("data") or "")}
+    raise BadRequest(f"'{param}.source.type' must be 'base64' or 'text' for this model", param=f"{param}.source.type")
+
+
 def _user_messages(content: Any, param: str) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"role": "user", "content": content}]
@@ -61,6 +75,8 @@ def _user_messages(content: Any, param: str) -> list[dict[str, Any]]:
             parts.append({"type": "text", "text": str(block.get("text") or "")})
         elif kind == "image":
             parts.append(_image_part(block, f"{param}[{i}]"))
+        elif kind == "document":
+            parts.append(_document_part(block, f"{param}[{i}]"))
         elif kind == "tool_result":
             inner = block.get("content")
             text = text_of(inner) if not isinstance(inner, str) else inner

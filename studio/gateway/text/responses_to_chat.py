@@ -2,10 +2,10 @@
 
 ``instructions`` become a system message and ``input`` (a string or an item array of messages,
 ``function_call`` and ``function_call_output`` items) becomes chat messages (an output's images in
-a user message after the turn's tool messages, which hold text only); the chat answer
-becomes output items (``reasoning``, ``message``, ``function_call``), a truncated one an
-``incomplete`` response with ``incomplete_details.reason = max_output_tokens``. Streams are
-rebuilt as the full event sequence with increasing ``sequence_number``.
+a user message after the turn's tool messages, which hold text only; an ``input_file`` a ``file``
+part); the chat answer becomes output items (``reasoning``, ``message``, ``function_call``), a
+truncated one an ``incomplete`` response with ``incomplete_details.reason = max_output_tokens``.
+Streams are rebuilt as the full event sequence with increasing ``sequence_number``.
 
 A chat upstream's ``reasoning_content`` is the model's own reasoning, not a summary of it: it
 becomes the reasoning item's ``content`` (``reasoning_text`` parts, streamed in
@@ -45,6 +45,12 @@ def _content(content: Any, role: str, param: str) -> Any:
             if part.get("detail"):
                 image["detail"] = part["detail"]
             parts.append({"type": "image_url", "image_url": image})
+        elif kind == "input_file":
+            if not part.get("file_data"):
+                raise BadRequest(f"'{param}[{i}].file_data' is required for this model (file ids and URLs are not "
+                                 "supported)", param=f"{param}[{i}].file_data")
+            parts.append({"type": "file", "file": {"filename": str(part.get("filename") or "document.pdf"),
+                                                   "file_data": str(part["file_data"])}})
         elif kind is not None:
             raise BadRequest(f"content part type '{kind}' is not supported for this model", param=f"{param}[{i}].type")
     if role != "user" or all(p["type"] == "text" for p in parts):

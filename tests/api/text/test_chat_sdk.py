@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import openai
@@ -63,6 +64,16 @@ def test_a_tool_loop_on_a_thinking_claude_model_goes_on(sdk):
     again = sdk.chat.completions.create(model="epsilon-4.5", reasoning_effort="low", messages=[
         *follow, {"role": "assistant", "content": "Snow."}, {"role": "user", "content": "and tomorrow?"}])
     assert again.choices[0].message.reasoning_content  # a new question, once the loop is over, is thought about
+
+def test_a_pdf_reaches_the_claude_model_as_a_document(sdk):
+    pdf = "data:application/pdf;base64," + base64.b64encode(b"%PDF-1.4 one page").decode()
+    completion = sdk.chat.completions.create(model="epsilon-4.5", messages=[{"role": "user", "content": [
+        {"type": "text", "text": "summarize this"}, {"type": "file", "file": {"filename": "a.pdf", "file_data": pdf}}]}])
+    assert completion.choices[0].message.content == "You said: summarize this"
+    with pytest.raises(openai.BadRequestError) as refused:
+        sdk.chat.completions.create(model="epsilon-4.5", messages=[{"role": "user", "content": [
+            {"type": "text", "text": "listen"}, {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}]}])
+    assert refused.value.body["param"] == "messages[0].content[1].type"
 
 def test_errors_raise_the_sdk_classes(sdk, live_asgi):
     with pytest.raises(openai.NotFoundError) as missing:

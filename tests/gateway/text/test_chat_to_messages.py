@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import orjson
 import pytest
 
@@ -182,3 +184,29 @@ def test_response_format_stream_and_a_non_object_schema():
     assert orjson.loads(text) == ["a", "b"]
     assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "stop"
     assert chunks[-1]["usage"]["prompt_tokens"] == 9
+
+
+PDF = base64.b64encode(b"%PDF-1.4 a page").decode()
+
+
+def test_files_become_documents_and_other_parts_are_refused_by_name():
+    """A PDF or plain-text file part is the messages format's document (nothing dropped); what the
+    format cannot take (a file id, another file type, audio) is a 400 naming the part."""
+    def user(*parts):
+        return {"messages": [{"role": "user", "content": [{"type": "text", "text": "read"}, *parts]}]}
+
+    blocks = TRANSLATOR.request(user(
+        {"type": "file", "file": {"filename": "spec.pdf", "file_data": f"data:application/pdf;base64,{PDF}"}},
+        {"type": "file", "file": {"file_data": "data:text/plain;base64," + base64.b64encode(b"notes").decode()}}),
+        ctx())["messages"][0]["content"]
+    assert blocks[1] == {"type": "document", "title": "spec.pdf",
+                         "source": {"type": "base64", "media_type": "application/pdf", "data": PDF}}
+    assert blocks[2] == {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "notes"}}
+    for part, param in (({"type": "file", "file": {"file_id": "file-1"}}, "messages[0].content[1].file.file_data"),
+                        ({"type": "file", "file": {"file_data": "data:image/png;base64,AAAA"}},
+                         "messages[0].content[1].file.file_data"),
+                        ({"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}},
+                         "messages[0].content[1].type")):
+        with pytest.raises(BadRequest) as refused:
+            TRANSLATOR.request(user(part), ctx())
+        assert refused.value.param == param

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 
+from studio.core.errors import BadRequest
 from studio.gateway.text.messages_to_chat import TRANSLATOR, sign_thinking
 from tests.gateway.text.helpers import ctx, run_stream
 
@@ -141,3 +143,21 @@ def test_a_tool_results_images_follow_the_tool_messages():
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "user"]
     assert messages[2]["content"] == "page one"
     assert messages[4]["content"] == [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]
+
+
+def test_documents_reach_a_chat_upstream_as_files_or_text():
+    pdf = {"type": "document", "title": "spec.pdf",
+           "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"}}
+    notes = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "notes"}}
+    messages = TRANSLATOR.request({"max_tokens": 9, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "read "}, pdf, notes]}]}, ctx())["messages"]
+    assert messages[0]["content"] == [
+        {"type": "text", "text": "read "},
+        {"type": "file", "file": {"filename": "spec.pdf", "file_data": "data:application/pdf;base64,JVBERi0x"}},
+        {"type": "text", "text": "notes"}]
+    only_text = TRANSLATOR.request({"max_tokens": 9, "messages": [{"role": "user", "content": [notes]}]}, ctx())
+    assert only_text["messages"][0]["content"] == "notes"
+    with pytest.raises(BadRequest) as refused:
+        TRANSLATOR.request({"max_tokens": 9, "messages": [{"role": "user", "content": [
+            {"type": "document", "source": {"type": "url", "url": "https://example.com/a.pdf"}}]}]}, ctx())
+    assert refused.value.param == "messages[0].content[0].source.type"

@@ -192,3 +192,15 @@ def test_developer_messages_reach_a_chat_upstream_as_system_ones():
         {"role": "user", "content": "hi"}, {"role": "developer", "content": "now read-only"}]}, ctx())["messages"]
     assert messages == [{"role": "system", "content": "be brief"}, {"role": "system", "content": "sandboxed"},
                         {"role": "user", "content": "hi"}, {"role": "system", "content": "now read-only"}]
+
+
+def test_an_input_file_reaches_a_chat_upstream_as_a_file_part():
+    data = "data:application/pdf;base64,JVBERi0x"
+    messages = TRANSLATOR.request({"input": [{"role": "user", "content": [
+        {"type": "input_text", "text": "read"}, {"type": "input_file", "filename": "a.pdf", "file_data": data}]}]},
+        ctx())["messages"]
+    assert messages[0]["content"][1] == {"type": "file", "file": {"filename": "a.pdf", "file_data": data}}
+    with pytest.raises(BadRequest) as refused:
+        TRANSLATOR.request({"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "file-1"}]}]},
+                           ctx())
+    assert refused.value.param == "input[0].content[0].file_data"
