@@ -102,7 +102,7 @@ def responses_prompt(body: dict[str, Any]) -> Prompt:
     apply_tool_choice(prompt, body.get("tool_choice"))
     text = body.get("text") if isinstance(body.get("text"), dict) else {}
     prompt.json_schema = json_schema(text.get("format"), "text.format")
-    prompt.thinking = reasons(body, _reasoning(body)["effort"], "reasoning.effort")
+    prompt.thinking = reasons(body["model"], _reasoning(body)["effort"], "reasoning.effort")
     return prompt
 
 

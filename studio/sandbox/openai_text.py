@@ -124,7 +124,7 @@ def chat_prompt(body: dict[str, Any]) -> Prompt:
                                      str(function.get("description") or "")))
     apply_tool_choice(prompt, body.get("tool_choice"))
     prompt.json_schema = json_schema(body.get("response_format"), "response_format")
-    prompt.thinking = reasons(body, body.get("reasoning_effort"), "reasoning_effort")
+    prompt.thinking = reasons(body["model"], body.get("reasoning_effort"), "reasoning_effort")
     return prompt
 
 

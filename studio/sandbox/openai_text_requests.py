@@ -58,10 +58,10 @@ def reasoning_model(model: str) -> bool:
     return model.startswith(REASONING_MODELS) and "-chat" not in model
 
 
-def reasons(body: dict[str, Any], effort: Any, param: str) -> bool:
-    """Whether the model thinks before it answers: a reasoning model does unless ``effort`` is
+def reasons(model: str, effort: Any, param: str) -> bool:
+    """Whether ``model`` thinks before it answers: a reasoning model does unless ``effort`` is
     ``none`` (its default effort is not); any other model refuses an effort with the vendor's 400."""
-    if reasoning_model(body["model"]):
+    if reasoning_model(model):
         return effort != "none"
     if effort is not None:
         raise OpenAIError(400, f"Unsupported parameter: '{param}' is not supported with this model.",

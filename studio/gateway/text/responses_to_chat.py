@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from studio.core.errors import BadRequest
-from studio.gateway.text.translation import Context, Event, output_limit, text_of
+from studio.gateway.text.translation import Context, Event, output_limit
 
 ECHOED = ("instructions", "max_output_tokens", "metadata", "parallel_tool_calls", "previous_response_id",
           "temperature", "tool_choice", "tools", "top_p", "user", "text", "reasoning", "store")
@@ -60,16 +60,17 @@ def _content(content: Any, role: str, param: str) -> Any:
 
 def _reasoning_text(item: dict[str, Any]) -> str:
     """The text of a reasoning item's ``reasoning_text`` parts (a summary is not the reasoning)."""
-    parts = item.get("content")
-    return "".join(str(part.get("text") or "") for part in parts if isinstance(part, dict)
-                   and part.get("type") == "reasoning_text") if isinstance(parts, list) else ""
+    parts = item.get("content") if isinstance(item.get("content"), list) else ()
+    return "".join(str(part.get("text") or "") for part in parts
+                   if isinstance(part, dict) and part.get("type") == "reasoning_text")
 
 
 def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     reasoning = ""  # a reasoning item's text, for the assistant message that follows it
-    # Images of function call outputs: a chat tool message holds text only, so they follow in a
-    # user message once the outputs of that turn are in (tool messages must follow their calls).
+    # Images (and files) of function call outputs: a chat tool message holds text only, so they
+    # follow in a user message once the outputs of that turn are in (tool messages must follow
+    # their calls).
     images: list[dict[str, Any]] = []
     if body.get("instructions"):
         messages.append({"role": "system", "content": str(body["instructions"])})
@@ -97,11 +98,12 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
                 messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         elif kind == "function_call_output":
             output = item.get("output")
-            if isinstance(output, list):  # input_text and input_image parts
+            if isinstance(output, list):  # parts: the text for the tool, the rest after the turn
                 parts = _content(output, "user", f"input[{i}].output")
                 if isinstance(parts, list):
-                    images += [part for part in parts if part["type"] == "image_url"]
-                output = text_of(output)
+                    images += [part for part in parts if part["type"] != "text"]
+                    parts = "".join(part["text"] for part in parts if part["type"] == "text")
+                output = parts
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"),
                              "content": output if isinstance(output, str) else "" if output is None else str(output)})
         elif kind == "reasoning":

@@ -3,6 +3,8 @@ format's shape, ``request-id``, ``anthropic-beta`` forwarding and signed thinkin
 
 from __future__ import annotations
 
+import base64
+
 import orjson
 import pytest
 
@@ -178,3 +180,34 @@ async def test_a_thinking_turn_of_tool_calls_goes_back_with_its_reasoning(client
     second = await client.post("/v1/messages", headers=keys(alice), json=follow)
     assert second.status_code == 200 and second.json()["content"][-1] == {"type": "text", "text": "Done."}
     assert reasoning_chat_vendor.requests[-1]["body"]["messages"][1]["reasoning_content"] == "Look it up."
+
+
+PDF = base64.b64encode(b"%PDF-1.4 one page").decode()
+
+
+async def test_a_document_reaches_a_chat_upstream_as_a_file(client, alice, reasoning_chat_vendor):
+    answer = await client.post("/v1/messages", headers=keys(alice), json={
+        "model": "omicron-4-mini", "max_tokens": 50, "messages": [{"role": "user", "content": [
+            {"type": "document", "title": "a.pdf", "source": {"type": "base64", "media_type": "application/pdf",
+                                                             "data": PDF}},
+            {"type": "text", "text": "summarize this"}]}]})
+    assert answer.status_code == 200
+    assert reasoning_chat_vendor.requests[-1]["body"]["messages"][0]["content"] == [
+        {"type": "file", "file": {"filename": "a.pdf", "file_data": f"data:application/pdf;base64,{PDF}"}},
+        {"type": "text", "text": "summarize this"}]
+
+
+async def test_a_chat_clients_pdf_reaches_a_messages_upstream_as_a_document(client, alice, anthropic_vendor):
+    anthropic_vendor.answer = lambda request: json_answer(
+        {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-vendor",
+         "content": [{"type": "text", "text": "A page."}], "stop_reason": "end_turn", "stop_sequence": None,
+         "usage": {"input_tokens": 7, "output_tokens": 2}})
+    answer = await client.post("/v1/chat/completions", headers={"Authorization": f"Bearer {alice.secret}"}, json={
+        "model": "epsilon-4.5", "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "summarize this"},
+            {"type": "file", "file": {"filename": "a.pdf", "file_data": f"data:application/pdf;base64,{PDF}"}}]}]})
+    assert answer.json()["choices"][0]["message"]["content"] == "A page."
+    assert anthropic_vendor.requests[-1]["body"]["messages"][0]["content"] == [
+        {"type": "text", "text": "summarize this"},
+        {"type": "document", "title": "a.pdf", "source": {"type": "base64", "media_type": "application/pdf",
+                                                          "data": PDF}}]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-
 import anthropic
 import pytest
 
@@ -80,11 +78,3 @@ def test_a_messages_client_on_an_openai_reasoning_model_is_bounded_as_it_accepts
                              messages=[{"role": "user", "content": "count to 90"}]) as stream:
         final = stream.get_final_message()
     assert final.stop_reason == "max_tokens" and final.usage.output_tokens == 30
-
-
-def test_a_document_reaches_a_chat_model_as_a_file(sdk):
-    pdf = base64.b64encode(b"%PDF-1.4 one page").decode()
-    message = sdk.messages.create(model="omicron-4-mini", max_tokens=100, messages=[{"role": "user", "content": [
-        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": pdf}},
-        {"type": "text", "text": "summarize this"}]}])
-    assert message.content[0].text == "You said: summarize this"
