@@ -115,7 +115,8 @@ DEMO_MODELS: list[dict[str, Any]] = [
     {
         "model_id": "omicron-4-mini", "kind": "text", "display_name": "Omicron 4 Mini", "default_protocol": "openai",
         "routes": TEXT_ROUTES, "upstream_model": "gpt-4o-mini", "owned_by": "omicron",
-        "capabilities": {"context_window": 128000, "max_output_tokens": 16384, "tools": True, "vision": True},
+        "capabilities": {"context_window": 128000, "max_output_tokens": 16384, "tools": True, "vision": True,
+                         "thinking": False},
     },
     {
         "model_id": "epsilon-4.5", "kind": "text", "display_name": "Epsilon 4.5", "default_protocol": "anthropic",

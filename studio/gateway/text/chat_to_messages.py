@@ -12,9 +12,10 @@ own tools; left to the model, with a system note, when thinking is on, which for
 that call comes back as the message's JSON content, not as a tool call. A schema whose root is
 not an object is wrapped in ``{"value": …}`` (tool inputs are objects) and unwrapped again.
 
-``reasoning_effort`` asks for thinking, except in a tool loop's next step: the vendor wants that
-step's last assistant turn to start with its signed thinking block, which a chat message cannot
-carry back, so the step goes without thinking (the vendor's own advice) rather than failing.
+``reasoning_effort`` asks for thinking (on a model that can think), except in a tool loop's next
+step: the vendor wants that step's last assistant turn to start with its signed thinking block,
+which a chat message cannot carry back, so the step goes without thinking (the vendor's own
+advice) rather than failing.
 """
 
 from __future__ import annotations
@@ -226,7 +227,7 @@ class ChatToMessages:
         if body.get("user"):
             out["metadata"] = {"user_id": str(body["user"])}
         effort = body.get("reasoning_effort")
-        if effort in EFFORT_BUDGET and not _in_tool_loop(messages):
+        if effort in EFFORT_BUDGET and ctx.thinks and not _in_tool_loop(messages):
             budget = EFFORT_BUDGET[effort]
             out["thinking"] = {"type": "enabled", "budget_tokens": budget}
             out["max_tokens"] = max(out["max_tokens"], budget + 1)

@@ -139,7 +139,7 @@ async def prepare(principal: Principal, fmt: str, raw: bytes, headers: Mapping[s
         size += len(orjson.dumps(context))
     default_max = int(model.capabilities.get("default_max_tokens") or DEFAULT_MAX_TOKENS)
     ctx = Context(model=model.model_id, upstream_model="", stream=stream, include_usage=wants_usage(fmt, body),
-                  default_max_tokens=default_max, request=body)
+                  default_max_tokens=default_max, request=body, thinks=model.capabilities.get("thinking") is not False)
     upstreams = capable(routing.candidates(snap, model.model_id), model, Capability.TEXT)
     for upstream in upstreams:
         translators.plan(fmt, upstream_formats(model, upstream))  # a 400 now if no translation reaches it

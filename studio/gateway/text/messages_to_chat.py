@@ -186,7 +186,7 @@ class MessagesToChat:
         if fmt.get("type") == "json_schema" and isinstance(fmt.get("schema"), dict):
             out["response_format"] = {"type": "json_schema",
                                       "json_schema": {"name": "output", "schema": fmt["schema"], "strict": True}}
-        thinking = body.get("thinking") if isinstance(body.get("thinking"), dict) else {}
+        thinking = body.get("thinking") if isinstance(body.get("thinking"), dict) and ctx.thinks else {}
         if thinking.get("type") == "enabled":
             budget = thinking.get("budget_tokens") or 0
             out["reasoning_effort"] = next((effort for limit, effort in BUDGET_EFFORT if budget <= limit), "high")

@@ -160,7 +160,7 @@ class ResponsesToChat:
         elif fmt.get("type") == "json_object":
             out["response_format"] = {"type": "json_object"}
         effort = (body.get("reasoning") or {}).get("effort") if isinstance(body.get("reasoning"), dict) else None
-        if effort and effort != "none":
+        if effort and effort != "none" and ctx.thinks:
             out["reasoning_effort"] = effort
         if ctx.stream:
             out["stream"] = True

@@ -29,6 +29,10 @@ class Context:
     stream: bool
     include_usage: bool  # the client of this stage asked for a usage chunk (chat)
     default_max_tokens: int = 4096
+    # The model can think (its catalog entry does not say ``thinking: false``): a client's ask for
+    # thinking or reasoning crosses a translation only then, as the other format's field; a model
+    # that cannot think answers without it instead of a 400 naming a field the client never sent.
+    thinks: bool = True
     request: dict[str, Any] = field(default_factory=dict)  # the client's body, for echoing fields
     created: int = field(default_factory=lambda: int(time.time()))
     token: str = ""  # made on first use: pass-through calls never need one

@@ -102,6 +102,19 @@ async def test_anthropic_beta_reaches_a_messages_upstream(client, alice, anthrop
     assert "anthropic-beta" not in anthropic_vendor.requests[-1]["headers"]
 
 
+async def test_thinking_asked_of_a_model_that_cannot_think_is_left_out(client, alice):
+    """Claude Code asks for thinking; on a chat model that cannot think (the sandbox's gpt-4o-mini
+    refuses ``reasoning_effort`` with OpenAI's 400) the answer comes without it."""
+    ask = {"model": "omicron-4-mini", "max_tokens": 200, "thinking": {"type": "enabled", "budget_tokens": 1024},
+           "messages": [{"role": "user", "content": "say hello"}]}
+    answer = await client.post("/v1/messages", headers=keys(alice), json=ask)
+    assert answer.status_code == 200, answer.text
+    assert [block["type"] for block in answer.json()["content"]] == ["text"]
+    streamed = await client.post("/v1/messages", headers=keys(alice), json={**ask, "stream": True})
+    assert streamed.status_code == 200 and "event: message_stop" in streamed.text
+    assert "thinking" not in streamed.text
+
+
 def _reasoner(request) -> Answer:
     """A chat upstream that shows its reasoning (``reasoning_content``, as DeepSeek's and Qwen's do),
     calls a tool it is offered once, and, thinking, refuses a turn of tool calls sent back without
@@ -136,6 +149,12 @@ def _reasoner(request) -> Answer:
 
 @pytest.fixture
 async def reasoning_chat_vendor(catalog):
+    """``_reasoner`` as omicron-4-mini's one upstream, the model's catalog entry saying it thinks."""
+    from studio.models import PlatformModel
+
+    model = await PlatformModel.objects.aget(model_id="omicron-4-mini")
+    model.capabilities = {**model.capabilities, "thinking": True}
+    await model.asave()
     async for fake in _the_only_upstream("openai", FakeVendor("http://fake-reasoner.test", answer=_reasoner),
                                          {"omicron-4-mini": "reasoner"}):
         yield fake

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from studio.gateway.text import messages_to_chat, responses_to_chat
+from studio.gateway.text import chat_to_messages, messages_to_chat, responses_to_chat
 from studio.gateway.text.translation import Chain, Context, loads_arguments, text_of
 from tests.gateway.text.helpers import ctx, run_stream
 
@@ -101,3 +101,20 @@ def test_an_answer_is_bounded_in_the_field_its_chat_upstream_reads(upstream_mode
     other = "max_tokens" if field == "max_completion_tokens" else "max_completion_tokens"
     for out in (asked, answered):
         assert out[field] == 300 and other not in out
+
+
+@pytest.mark.parametrize(("translator", "body", "field"), [
+    (messages_to_chat.TRANSLATOR, {"max_tokens": 2000, "thinking": {"type": "enabled", "budget_tokens": 1024},
+                                   "messages": [{"role": "user", "content": "hi"}]}, "reasoning_effort"),
+    (messages_to_chat.TRANSLATOR, {"max_tokens": 2000, "thinking": {"type": "adaptive"},
+                                   "messages": [{"role": "user", "content": "hi"}]}, "reasoning_effort"),
+    (responses_to_chat.TRANSLATOR, {"reasoning": {"effort": "high"}, "input": "hi"}, "reasoning_effort"),
+    (chat_to_messages.TRANSLATOR, {"reasoning_effort": "medium", "messages": [{"role": "user", "content": "hi"}]},
+     "thinking")])
+def test_an_ask_to_think_crosses_only_to_a_model_that_thinks(translator, body, field):
+    """A model whose catalog entry says it cannot think answers without thinking: the ask is left
+    out rather than sent in a field of the other format that its vendor refuses."""
+    thinks = Context(model="m", upstream_model="u", stream=False, include_usage=False)
+    cannot = Context(model="m", upstream_model="u", stream=False, include_usage=False, thinks=False)
+    assert field in translator.request(body, thinks)
+    assert field not in translator.request(body, cannot)
