@@ -5,6 +5,10 @@ decrypts, so a new key is put first and the old ones stay listed until ``manage.
 rotate_credentials`` has re-encrypted every credential with the new one. Without it the key is
 derived from ``SECRET_KEY`` with HKDF. Credentials written by earlier versions (a SHA-256 digest
 of ``SECRET_KEY``) still decrypt, and rotating re-encrypts them with the first key.
+
+``seal`` / ``unseal`` encrypt what the gateway hands a client to give back unchanged (a thinking
+block's text inside its ``signature``), under a Fernet key HKDF derives from ``SECRET_KEY`` for
+that purpose alone.
 """
 
 from __future__ import annotations
@@ -70,3 +74,22 @@ def rotate(token: str) -> str:
         return _current().rotate(token.encode()).decode()
     except InvalidToken as exc:
         raise ValueError("credential cannot be decrypted with any configured key") from exc
+
+
+@cache
+def _sealer(secret_key: str, purpose: str) -> Fernet:
+    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=b"studio-gateway", info=b"sealed:" + purpose.encode())
+    return Fernet(base64.urlsafe_b64encode(hkdf.derive(secret_key.encode())))
+
+
+def seal(data: bytes, purpose: str) -> bytes:
+    """``data`` encrypted and authenticated for ``purpose`` (a Fernet token's raw bytes)."""
+    return base64.urlsafe_b64decode(_sealer(settings.SECRET_KEY, purpose).encrypt(data))
+
+
+def unseal(token: bytes, purpose: str) -> bytes | None:
+    """What ``seal`` sealed for ``purpose``, or None for anything else (changed, another key)."""
+    try:
+        return _sealer(settings.SECRET_KEY, purpose).decrypt(base64.urlsafe_b64encode(token))
+    except InvalidToken:
+        return None

@@ -196,10 +196,12 @@ def _usage(result: Completion) -> dict[str, Any]:
             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "service_tier": "standard"}
 
 
-def _content(result: Completion) -> list[dict[str, Any]]:
+def _content(result: Completion, omit_thinking: bool) -> list[dict[str, Any]]:
+    """The answer's blocks; a thinking block's text left out (its signature kept) when the
+    request's ``thinking.display`` is ``omitted``, as the vendor does."""
     blocks: list[dict[str, Any]] = []
     if result.thinking:
-        blocks.append({"type": "thinking", "thinking": result.thinking,
+        blocks.append({"type": "thinking", "thinking": "" if omit_thinking else result.thinking,
                        "signature": textgen.stable_id("sig_", result.thinking)})
     if result.pieces:
         blocks.append({"type": "text", "text": result.text})
@@ -244,10 +246,10 @@ async def messages(request: Request) -> Response:
     message_id = textgen.stable_id("msg_", request.body.decode("utf-8", "replace"), str(time.time_ns()))
     result = textgen.for_answer(result, message_id)
     if body.get("stream"):
-        return sse_response(_events(message_id, body["model"], result))
+        return sse_response(_events(message_id, body["model"], result, _omits_thinking(body)))
     return json_response({
         "id": message_id, "type": "message", "role": "assistant", "model": body["model"],
-        "content": _content(result), "stop_reason": STOP_REASON[result.finish],
+        "content": _content(result, _omits_thinking(body)), "stop_reason": STOP_REASON[result.finish],
         "stop_sequence": result.stop_sequence, "usage": _usage(result),
     })
 
@@ -256,20 +258,25 @@ def _frame(kind: str, payload: dict[str, Any]) -> bytes:
     return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps({"type": kind, **payload}) + b"\n\n"
 
 
-async def _events(message_id: str, model: str, result: Completion) -> AsyncIterator[bytes]:
+def _omits_thinking(body: dict[str, Any]) -> bool:
+    return isinstance(body.get("thinking"), dict) and body["thinking"].get("display") == "omitted"
+
+
+async def _events(message_id: str, model: str, result: Completion, omit_thinking: bool) -> AsyncIterator[bytes]:
     start_usage = {**_usage(result), "output_tokens": 1}
     yield _frame("message_start", {"message": {
         "id": message_id, "type": "message", "role": "assistant", "content": [], "model": model,
         "stop_reason": None, "stop_sequence": None, "usage": start_usage}})
     yield _frame("ping", {})
     delay = textgen.word_delay()
-    for index, block in enumerate(_content(result)):
+    for index, block in enumerate(_content(result, omit_thinking)):
         kind = block["type"]
         if kind == "thinking":
             yield _frame("content_block_start", {"index": index,
                                                  "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
-            yield _frame("content_block_delta", {"index": index,
-                                                 "delta": {"type": "thinking_delta", "thinking": block["thinking"]}})
+            if block["thinking"]:
+                yield _frame("content_block_delta", {"index": index,
+                                                     "delta": {"type": "thinking_delta", "thinking": block["thinking"]}})
             yield _frame("content_block_delta", {"index": index,
                                                  "delta": {"type": "signature_delta", "signature": block["signature"]}})
         elif kind == "text":

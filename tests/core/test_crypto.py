@@ -70,3 +70,12 @@ def test_a_malformed_key_is_a_configuration_error_saying_how_to_make_one(setting
     settings.STUDIO_CREDENTIAL_KEYS = ["not-a-fernet-key"]
     with pytest.raises(ImproperlyConfigured, match="Fernet.generate_key"):
         crypto.encrypt("x")
+
+
+def test_a_seal_opens_only_for_its_purpose_and_key(settings):
+    sealed = crypto.seal(b"the plan", "thinking")
+    assert b"the plan" not in sealed and crypto.unseal(sealed, "thinking") == b"the plan"
+    assert crypto.unseal(sealed, "other") is None
+    assert crypto.unseal(sealed[:-1] + bytes([sealed[-1] ^ 1]), "thinking") is None
+    settings.SECRET_KEY = "another secret key for this test, long enough to be one"
+    assert crypto.unseal(sealed, "thinking") is None

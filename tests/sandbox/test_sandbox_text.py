@@ -99,6 +99,19 @@ async def test_messages_stop_sequence_and_thinking(sandbox):
 
 
 
+async def test_omitted_thinking_keeps_its_signature_without_its_text(sandbox):
+    ask = {"model": "claude-sonnet-4-5", "max_tokens": 2000, "messages": [{"role": "user", "content": "why is the sky blue?"}],
+           "thinking": {"type": "enabled", "budget_tokens": 1024, "display": "omitted"}}
+    shown = (await sandbox.post("/v1/messages", headers=ANTHROPIC, json={
+        **ask, "thinking": {"type": "enabled", "budget_tokens": 1024}})).json()["content"][0]
+    omitted = (await sandbox.post("/v1/messages", headers=ANTHROPIC, json=ask)).json()["content"][0]
+    assert shown["thinking"] and omitted == {**shown, "thinking": ""}
+    streamed = await sandbox.post("/v1/messages", headers=ANTHROPIC, json={**ask, "stream": True})
+    deltas = [orjson.loads(line[6:])["delta"]["type"] for line in streamed.text.splitlines()
+              if line.startswith("data: ") and '"content_block_delta"' in line]
+    assert "thinking_delta" not in deltas and "signature_delta" in deltas
+
+
 async def test_a_thinking_tool_loop_sends_back_the_thinking_that_led_to_the_calls(sandbox):
     """The vendor's rule: while thinking, the last assistant turn, when it called tools, starts with
     its thinking block; a turn that ended in text, or thinking off, asks nothing."""

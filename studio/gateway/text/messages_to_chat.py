@@ -14,18 +14,23 @@ A chat upstream's reasoning becomes a ``thinking`` block whose ``signature`` the
 back is checked, and a changed or invented block is refused with a 400 naming it, as the vendor
 does. A checked block goes back upstream as its assistant message's ``reasoning_content``: a chat
 upstream that shows its reasoning wants it back (DeepSeek's, in thinking mode, refuses a turn of
-tool calls without it).
+tool calls without it). A client that asks for ``thinking.display: omitted`` gets the block as the
+vendor gives it then, its text empty and sealed (encrypted) inside the signature, which carries it
+back upstream all the same.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
+import zlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 from django.utils.crypto import constant_time_compare, salted_hmac
 
+from studio.core import crypto
 from studio.core.errors import BadRequest
 from studio.gateway.text.tokens import estimate_input_tokens
 from studio.gateway.text.translation import Context, Event, loads_arguments, output_limit, text_of
@@ -96,6 +101,7 @@ def _user_messages(content: Any, param: str) -> list[dict[str, Any]]:
 
 SIGNATURE_SALT = "studio.gateway.text.thinking"
 SIGNATURE_PREFIX = b"sgw1"
+SEALED_PREFIX = b"sgw2"  # a signature holding its block's text (``display: omitted``)
 
 
 def sign_thinking(thinking: str) -> str:
@@ -104,11 +110,40 @@ def sign_thinking(thinking: str) -> str:
     return base64.b64encode(SIGNATURE_PREFIX + digest).decode()
 
 
-def _check_thinking(block: dict[str, Any], param: str) -> None:
+def seal_thinking(thinking: str) -> str:
+    """The ``signature`` of a thinking block whose text is omitted: the text, sealed."""
+    return base64.b64encode(SEALED_PREFIX + crypto.seal(zlib.compress(thinking.encode()), SIGNATURE_SALT)).decode()
+
+
+def _unsealed(signature: str) -> str | None:
+    try:
+        raw = base64.b64decode(signature, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if not raw.startswith(SEALED_PREFIX):
+        return None
+    sealed = crypto.unseal(raw[len(SEALED_PREFIX):], SIGNATURE_SALT)
+    return None if sealed is None else zlib.decompress(sealed).decode()
+
+
+def _checked_thinking(block: dict[str, Any], param: str) -> str:
+    """The text of a thinking block the gateway made (its own, or sealed in its signature)."""
     signature = block.get("signature")
-    if not isinstance(signature, str) or not constant_time_compare(signature,
-                                                                   sign_thinking(str(block.get("thinking") or ""))):
-        raise BadRequest(f"{param}: Invalid `signature` in `thinking` block", param=f"{param}.signature")
+    thinking = str(block.get("thinking") or "")
+    if isinstance(signature, str):
+        if not thinking:
+            unsealed = _unsealed(signature)
+            if unsealed is not None:
+                return unsealed
+        if constant_time_compare(signature, sign_thinking(thinking)):
+            return thinking
+    raise BadRequest(f"{param}: Invalid `signature` in `thinking` block", param=f"{param}.signature")
+
+
+def omits_thinking(request: dict[str, Any]) -> bool:
+    """The client asked for thinking blocks without their text (``thinking.display: omitted``)."""
+    thinking = request.get("thinking")
+    return isinstance(thinking, dict) and thinking.get("display") == "omitted"
 
 
 def _assistant_message(content: Any, param: str) -> dict[str, Any]:
@@ -119,8 +154,7 @@ def _assistant_message(content: Any, param: str) -> dict[str, Any]:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "thinking":
-            _check_thinking(block, f"{param}.{j}")
-            thoughts.append(str(block.get("thinking") or ""))
+            thoughts.append(_checked_thinking(block, f"{param}.{j}"))
         elif block.get("type") == "text":
             texts.append(str(block.get("text") or ""))
         elif block.get("type") == "tool_use":
@@ -201,9 +235,11 @@ class MessagesToChat:
         choice = (body.get("choices") or [{}])[0]
         message = choice.get("message") or {}
         content: list[dict[str, Any]] = []
-        if message.get("reasoning_content"):
-            content.append({"type": "thinking", "thinking": message["reasoning_content"],
-                            "signature": sign_thinking(message["reasoning_content"])})
+        reasoning = message.get("reasoning_content")
+        if reasoning:
+            content.append({"type": "thinking", "thinking": "", "signature": seal_thinking(reasoning)}
+                           if omits_thinking(ctx.request) else
+                           {"type": "thinking", "thinking": reasoning, "signature": sign_thinking(reasoning)})
         text = message.get("content")
         if text:
             content.append({"type": "text", "text": text if isinstance(text, str) else text_of(text)})
@@ -222,6 +258,7 @@ class MessagesToChat:
         stop_reason, usage = "end_turn", {}
         started = False
         thinking: list[str] = []
+        omitted = omits_thinking(ctx.request)
 
         def start() -> list[Event]:
             message = {"id": ctx.id("msg_"), "type": "message", "role": "assistant", "content": [],
@@ -236,7 +273,9 @@ class MessagesToChat:
                 return []
             frames: list[Event] = []
             if open_kind == "thinking":
-                frames.append(delta({"type": "signature_delta", "signature": sign_thinking("".join(thinking))}))
+                text = "".join(thinking)
+                frames.append(delta({"type": "signature_delta",
+                                     "signature": seal_thinking(text) if omitted else sign_thinking(text)}))
                 thinking.clear()
             open_kind = None
             frames.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
@@ -268,7 +307,8 @@ class MessagesToChat:
                         for frame in open_block("thinking", {"type": "thinking", "thinking": "", "signature": ""}):
                             yield frame
                     thinking.append(change["reasoning_content"])
-                    yield delta({"type": "thinking_delta", "thinking": change["reasoning_content"]})
+                    if not omitted:
+                        yield delta({"type": "thinking_delta", "thinking": change["reasoning_content"]})
                 if change.get("content"):
                     if open_kind != "text":
                         for frame in open_block("text", {"type": "text", "text": ""}):

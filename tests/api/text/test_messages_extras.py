@@ -185,14 +185,19 @@ async def test_thinking_from_a_chat_upstream_is_signed_and_checked_on_replay(cli
     assert start > 0 and frames[-2]["usage"]["input_tokens"] > 0
 
 
-async def test_a_thinking_turn_of_tool_calls_goes_back_with_its_reasoning(client, alice, reasoning_chat_vendor):
+@pytest.mark.parametrize("display", ["summarized", "omitted"])
+async def test_a_thinking_turn_of_tool_calls_goes_back_with_its_reasoning(client, alice, reasoning_chat_vendor,
+                                                                          display):
     """Claude Code's loop on a chat upstream that thinks: the tool call's turn, sent back with the
-    tool's result, carries the reasoning that led to it (without it DeepSeek's API refuses the call)."""
+    tool's result, carries the reasoning that led to it (without it DeepSeek's API refuses the call),
+    also when the client had the thinking's text omitted."""
     tools = [{"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]
-    ask = {"model": "omicron-4-mini", "max_tokens": 200, "thinking": {"type": "enabled", "budget_tokens": 1024},
+    ask = {"model": "omicron-4-mini", "max_tokens": 200,
+           "thinking": {"type": "enabled", "budget_tokens": 1024, "display": display},
            "tools": tools, "messages": [{"role": "user", "content": "weather in Oslo?"}]}
     first = (await client.post("/v1/messages", headers=keys(alice), json=ask)).json()
     assert [block["type"] for block in first["content"]] == ["thinking", "tool_use"]
+    assert first["content"][0]["thinking"] == ("" if display == "omitted" else "Look it up.")
     follow = {**ask, "messages": [*ask["messages"], {"role": "assistant", "content": first["content"]},
                                   {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1",
                                                                 "content": "snow"}]}]}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import orjson
 import pytest
 
@@ -113,6 +115,37 @@ def test_a_checked_thinking_block_goes_back_as_the_turns_reasoning_content():
     assert messages[1] == {"role": "assistant", "content": None, "reasoning_content": "Weigh it.", "tool_calls": [
         {"id": "t1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}]}
     assert messages[3] == {"role": "assistant", "content": "Snow."}
+
+
+def test_omitted_thinking_comes_without_its_text_and_goes_back_with_it():
+    """``thinking.display: omitted``: each thinking block's text is left out of the answer (and of
+    the stream's deltas) as the vendor does, sealed in its signature, and the block sent back
+    empty still gives the upstream its reasoning; a changed seal is refused."""
+    ask = {"max_tokens": 300, "thinking": {"type": "enabled", "budget_tokens": 1024, "display": "omitted"},
+           "messages": [{"role": "user", "content": "weather?"}]}
+    answer = {"choices": [{"index": 0, "finish_reason": "stop", "message": {
+        "role": "assistant", "content": "Snow.", "reasoning_content": "Look it up."}}]}
+    thought = TRANSLATOR.response(answer, ctx(request=ask))["content"][0]
+    assert thought["type"] == "thinking" and thought["thinking"] == ""
+    assert "Look it up" not in thought["signature"] and thought["signature"] != sign_thinking("")
+    events = [chunk({"role": "assistant", "content": ""}), chunk({"reasoning_content": "Look"}),
+              chunk({"reasoning_content": " it up."}), chunk({"content": "Snow."}), chunk({}, "stop")]
+    streamed = run_stream(TRANSLATOR, events, ctx(stream=True, request=ask))
+    deltas = [data["delta"] for name, data in streamed if name == "content_block_delta"]
+    assert [d["type"] for d in deltas] == ["signature_delta", "text_delta"]
+    for block in (thought, {"type": "thinking", "thinking": "", "signature": deltas[0]["signature"]}):
+        replay = {**ask, "messages": [*ask["messages"], {"role": "assistant", "content": [
+            block, {"type": "text", "text": "Snow."}]}, {"role": "user", "content": "sure?"}]}
+        assert TRANSLATOR.request(replay, ctx())["messages"][1] == {
+            "role": "assistant", "content": "Snow.", "reasoning_content": "Look it up."}
+    raw = bytearray(base64.b64decode(thought["signature"]))
+    raw[len(raw) // 2] ^= 1
+    changed = base64.b64encode(bytes(raw)).decode()
+    for signature in (changed, "bm90IGEgc2VhbA==", "%%%"):
+        forged = {**ask, "messages": [*ask["messages"], {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "", "signature": signature}]}, {"role": "user", "content": "sure?"}]}
+        with pytest.raises(BadRequest, match="signature"):
+            TRANSLATOR.request(forged, ctx())
 
 
 def test_thinking_asks_a_chat_upstream_for_an_effort():
