@@ -29,6 +29,20 @@ def _media_root(settings, tmp_path):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _public_address_nobody_answers():
+    """The gateway's public address in the tests: a loopback port this session holds bound but not
+    listening, so a connection to it is refused at once. What posts there (the sandbox's video
+    callbacks, made for ``PUBLIC_BASE_URL``) reaches no server, not one a developer runs on the
+    default port."""
+    from django.test import override_settings
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        with override_settings(PUBLIC_BASE_URL=f"http://127.0.0.1:{held.getsockname()[1]}"):
+            yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _quick_password_hashing():
     """Accounts are made by the thousand here (every ``catalog`` seeds an admin with a password):
     PBKDF2's million rounds would cost 0.23 s each. The tests' passwords go through Django's

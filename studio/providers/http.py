@@ -83,14 +83,14 @@ class UpstreamClient(httpx.AsyncClient):
         return await transport.handle_async_request(request)
 
 
-def _build_client() -> UpstreamClient:
+def _build_client(network: httpx.AsyncBaseTransport | None = None) -> UpstreamClient:
     from studio.sandbox.app import application as sandbox_app
 
     mounts: dict[str, httpx.AsyncBaseTransport] = {
         settings.STUDIO_SANDBOX_BASE_URL: StreamingASGITransport(sandbox_app),
         **_extra_mounts,
     }
-    return UpstreamClient(_network_transport(), mounts, default_timeout())
+    return UpstreamClient(network or _network_transport(), mounts, default_timeout())
 
 
 def get_client() -> UpstreamClient:
@@ -101,15 +101,23 @@ def get_client() -> UpstreamClient:
     return client
 
 
+def _remount() -> None:
+    """Each event loop's client rebuilt with today's mounts around the network transport it had
+    (its open connections kept, and closed with the client, not left to the garbage collector)."""
+    for loop, client in list(_clients.items()):
+        if not client.is_closed:
+            _clients[loop] = _build_client(client._network)
+
+
 def mount(base_url: str, transport: httpx.AsyncBaseTransport) -> None:
-    """Route ``base_url`` to ``transport`` in clients built from now on (tests, benchmarks)."""
+    """Route ``base_url`` to ``transport`` (tests, benchmarks)."""
     _extra_mounts[base_url] = transport
-    _clients.clear()
+    _remount()
 
 
 def unmount(base_url: str) -> None:
     _extra_mounts.pop(base_url, None)
-    _clients.clear()
+    _remount()
 
 
 async def close_client() -> None:

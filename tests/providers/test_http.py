@@ -44,9 +44,17 @@ async def test_one_client_per_loop_until_the_mounts_change(mounted):
     assert http.get_client() is first
     http.mount("https://another.test", httpx.ASGITransport(app=answering(b"")))
     try:
-        assert http.get_client() is not first
+        second = http.get_client()
+        assert second is not first
+        # The new client keeps the network pool (its open connections, closed with it) instead
+        # of dropping it unclosed.
+        assert second._network is first._network
+        response = await second.send_direct("GET", "https://another.test/x")
+        await response.aread()
+        assert response.status_code == 200
     finally:
         http.unmount("https://another.test")
+    assert http.get_client()._network is first._network
 
 
 async def test_the_sandbox_is_mounted(settings):
