@@ -15,7 +15,9 @@ not an object is wrapped in ``{"value": …}`` (tool inputs are objects) and unw
 ``reasoning_effort`` asks for thinking (on a model that can think), except in a tool loop's next
 step: the vendor wants that step's last assistant turn to start with its signed thinking block,
 which a chat message cannot carry back, so the step goes without thinking (the vendor's own
-advice) rather than failing.
+advice) rather than failing. In the middle of a chain (``Context.signed_thinking``: a responses
+client) the signed blocks do travel, as ``thinking_blocks`` on the chat message, and a loop that
+gives them back goes on thinking.
 """
 
 from __future__ import annotations
@@ -168,14 +170,31 @@ def _tool_choice(choice: Any, parallel: Any) -> dict[str, Any] | None:
     return result
 
 
+THINKING_BLOCKS = ("thinking", "redacted_thinking")
+
+
+def signed_block(block: Any) -> dict[str, Any] | None:
+    """A thinking block as the vendor signed it (``thinking`` and ``signature``, or a redacted
+    one's ``data``), without anything else; None for anything that is not one."""
+    if not isinstance(block, dict):
+        return None
+    if block.get("type") == "thinking" and isinstance(block.get("signature"), str) and block["signature"]:
+        return {"type": "thinking", "thinking": str(block.get("thinking") or ""), "signature": block["signature"]}
+    if block.get("type") == "redacted_thinking" and isinstance(block.get("data"), str):
+        return {"type": "redacted_thinking", "data": block["data"]}
+    return None
+
+
 def _in_tool_loop(messages: list[dict[str, Any]]) -> bool:
-    """Whether the last assistant turn called tools. While thinking, the vendor wants that turn to
-    start with the signed thinking block that led to the calls, which a chat message cannot carry
-    back (400 "Expected `thinking` or `redacted_thinking`, but found `tool_use`"): a tool loop's
-    next step goes without thinking, as the vendor's error advises."""
+    """Whether the last assistant turn called tools without the signed thinking that led to them.
+    While thinking, the vendor wants that turn to start with it, which a chat message cannot carry
+    back (400 "Expected `thinking` or `redacted_thinking`, but found `tool_use`"): such a tool
+    loop's next step goes without thinking, as the vendor's error advises."""
     for message in reversed(messages):
         if message["role"] == "assistant":
-            return any(block.get("type") == "tool_use" for block in message["content"])
+            blocks = message["content"]
+            return blocks[0].get("type") not in THINKING_BLOCKS and any(
+                block.get("type") == "tool_use" for block in blocks)
     return False
 
 
@@ -196,6 +215,9 @@ class ChatToMessages:
                 _append(messages, "user", _blocks(content, param))
             elif role == "assistant":
                 blocks = _blocks(content, param)
+                if ctx.signed_thinking and message.get("thinking_blocks"):
+                    signed = [signed_block(block) for block in message["thinking_blocks"]]
+                    blocks[:0] = [block for block in signed if block is not None]
                 for call in message.get("tool_calls") or ():
                     function = call.get("function") or {}
                     blocks.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"),
@@ -239,14 +261,17 @@ class ChatToMessages:
         return out
 
     def response(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        texts, reasoning, calls = [], [], []
+        texts, reasoning, calls, signed = [], [], [], []
         answer = answer_tool(ctx.request)
         for block in body.get("content") or ():
             kind = block.get("type")
             if kind == "text":
                 texts.append(block.get("text") or "")
-            elif kind == "thinking":
+            elif kind in THINKING_BLOCKS:
                 reasoning.append(block.get("thinking") or "")
+                kept = signed_block(block) if ctx.signed_thinking else None
+                if kept is not None:
+                    signed.append(kept)
             elif kind == "tool_use" and answer is not None and block.get("name") == answer.name:
                 texts.append(answer.content(block.get("input") or {}))
             elif kind == "tool_use":
@@ -254,8 +279,10 @@ class ChatToMessages:
                     "name": block.get("name"), "arguments": orjson.dumps(block.get("input") or {}).decode()}})
         message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None, "refusal": None,
                                    "annotations": []}
-        if reasoning:
+        if any(reasoning):
             message["reasoning_content"] = "".join(reasoning)
+        if signed:
+            message["thinking_blocks"] = signed
         if calls:
             message["tool_calls"] = calls
         finish = STOP_TO_FINISH.get(body.get("stop_reason") or "", "stop")
@@ -271,6 +298,7 @@ class ChatToMessages:
         tool_index: dict[int, int] = {}  # messages block index → chat tool_calls index
         answer = answer_tool(ctx.request)
         answer_blocks: dict[int, list[str]] = {}  # index of the answer tool's block → JSON fragments
+        thinking: dict[int, dict[str, Any]] = {}  # index of a thinking block → the block so far (signed_thinking)
 
         def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> Event:
             data = {"id": chunk_id, "object": "chat.completion.chunk", "created": ctx.created, "model": ctx.model,
@@ -287,7 +315,9 @@ class ChatToMessages:
                 yield chunk({"role": "assistant", "content": ""})
             elif name == "content_block_start":
                 block = data.get("content_block") or {}
-                if block.get("type") == "tool_use" and answer is not None and block.get("name") == answer.name:
+                if block.get("type") in THINKING_BLOCKS and ctx.signed_thinking:
+                    thinking[data.get("index", 0)] = dict(block)
+                elif block.get("type") == "tool_use" and answer is not None and block.get("name") == answer.name:
                     answer_blocks[data.get("index", 0)] = []
                 elif block.get("type") == "tool_use":
                     index = tool_index[data.get("index", 0)] = len(tool_index)
@@ -299,7 +329,12 @@ class ChatToMessages:
                 if kind == "text_delta":
                     yield chunk({"content": delta.get("text") or ""})
                 elif kind == "thinking_delta":
+                    if data.get("index", 0) in thinking:
+                        block = thinking[data.get("index", 0)]
+                        block["thinking"] = (block.get("thinking") or "") + (delta.get("thinking") or "")
                     yield chunk({"reasoning_content": delta.get("thinking") or ""})
+                elif kind == "signature_delta" and data.get("index", 0) in thinking:
+                    thinking[data.get("index", 0)]["signature"] = delta.get("signature") or ""
                 elif kind == "input_json_delta" and data.get("index", 0) in answer_blocks:
                     fragment = delta.get("partial_json") or ""
                     if answer is not None and answer.wrapped:
@@ -309,6 +344,10 @@ class ChatToMessages:
                 elif kind == "input_json_delta" and data.get("index", 0) in tool_index:
                     yield chunk({"tool_calls": [{"index": tool_index[data.get("index", 0)],
                                                  "function": {"arguments": delta.get("partial_json") or ""}}]})
+            elif name == "content_block_stop" and data.get("index", 0) in thinking:
+                kept = signed_block(thinking.pop(data.get("index", 0)))
+                if kept is not None:
+                    yield chunk({"thinking_blocks": [kept]})
             elif name == "content_block_stop" and answer is not None and answer.wrapped \
                     and data.get("index", 0) in answer_blocks:
                 yield chunk({"content": answer.content(loads_arguments("".join(answer_blocks[data.get("index", 0)])))})

@@ -11,14 +11,26 @@ A chat upstream's ``reasoning_content`` is the model's own reasoning, not a summ
 becomes the reasoning item's ``content`` (``reasoning_text`` parts, streamed in
 ``response.reasoning_text.delta`` events), as OpenAI's API gives the raw reasoning of its
 open-weight models, and the item's ``summary`` stays empty (no summary was written).
+
+A messages upstream's signed thinking (in the middle of a chain: ``Context.signed_thinking``)
+reaches a client that asks for ``reasoning.encrypted_content`` sealed in the reasoning item's
+``encrypted_content``, as OpenAI's own stateless reasoning does; given back, it is the signed
+blocks Claude wants at the head of a tool loop's last turn, so a Codex-style client's loop on a
+Claude model goes on thinking. Content the gateway did not seal (another vendor's) is left out.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import time
+import zlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
+
+from studio.core import crypto
 from studio.core.errors import BadRequest
 from studio.gateway.text.translation import Context, Event, output_limit
 
@@ -65,9 +77,30 @@ def _reasoning_text(item: dict[str, Any]) -> str:
                    if isinstance(part, dict) and part.get("type") == "reasoning_text")
 
 
-def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+SEAL_PURPOSE = "studio.gateway.text.reasoning"
+
+
+def seal_blocks(blocks: list[dict[str, Any]]) -> str:
+    """Signed thinking blocks as a reasoning item's ``encrypted_content``."""
+    return base64.b64encode(crypto.seal(zlib.compress(orjson.dumps(blocks)), SEAL_PURPOSE)).decode()
+
+
+def unseal_blocks(content: Any) -> list[dict[str, Any]]:
+    """The blocks ``seal_blocks`` sealed in ``content``; none for anything else."""
+    if not isinstance(content, str) or not content:
+        return []
+    try:
+        sealed = crypto.unseal(base64.b64decode(content, validate=True), SEAL_PURPOSE)
+    except (binascii.Error, ValueError):
+        return []
+    blocks = orjson.loads(zlib.decompress(sealed)) if sealed is not None else []
+    return [block for block in blocks if isinstance(block, dict)] if isinstance(blocks, list) else []
+
+
+def _messages(body: dict[str, Any], signed_thinking: bool) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     reasoning = ""  # a reasoning item's text, for the assistant message that follows it
+    signed: list[dict[str, Any]] = []  # its sealed thinking blocks (``signed_thinking``)
     # Images (and files) of function call outputs: a chat tool message holds text only, so they
     # follow in a user message once the outputs of that turn are in (tool messages must follow
     # their calls).
@@ -110,12 +143,17 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
             # Given back with the assistant message it led to: a chat upstream that shows its
             # reasoning wants it back (DeepSeek's refuses a turn of tool calls without it).
             reasoning += _reasoning_text(item)
+            if signed_thinking:
+                signed += unseal_blocks(item.get("encrypted_content"))
             continue
         else:
             raise BadRequest(f"input item type '{kind}' is not supported for this model", param=f"input[{i}].type")
-        if reasoning and messages and messages[-1]["role"] == "assistant":
-            messages[-1].setdefault("reasoning_content", reasoning)
-            reasoning = ""
+        if (reasoning or signed) and messages and messages[-1]["role"] == "assistant":
+            if reasoning:
+                messages[-1].setdefault("reasoning_content", reasoning)
+            if signed:
+                messages[-1].setdefault("thinking_blocks", signed)
+            reasoning, signed = "", []
     if images:
         messages.append({"role": "user", "content": images})
     return messages
@@ -132,7 +170,7 @@ class ResponsesToChat:
     target = "chat"
 
     def request(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        out: dict[str, Any] = {"model": ctx.upstream_model, "messages": _messages(body)}
+        out: dict[str, Any] = {"model": ctx.upstream_model, "messages": _messages(body, ctx.signed_thinking)}
         if body.get("max_output_tokens") is not None:
             out[output_limit(ctx.upstream_model)] = body["max_output_tokens"]
         for name in ("temperature", "top_p", "parallel_tool_calls", "user", "safety_identifier", "prompt_cache_key"):
@@ -171,8 +209,12 @@ class ResponsesToChat:
         choice = (body.get("choices") or [{}])[0]
         message = choice.get("message") or {}
         items: list[dict[str, Any]] = []
-        if message.get("reasoning_content"):
-            items.append(reasoning_item(ctx, message["reasoning_content"]))
+        signed = message.get("thinking_blocks") if _seals(ctx) else None
+        if message.get("reasoning_content") or signed:
+            item = reasoning_item(ctx, message.get("reasoning_content") or "")
+            if signed:
+                item["encrypted_content"] = seal_blocks(signed)
+            items.append(item)
         if message.get("content"):
             items.append(message_item(ctx, str(message["content"])))
         for n, call in enumerate(message.get("tool_calls") or ()):
@@ -197,6 +239,9 @@ class ResponsesToChat:
                 if change.get("reasoning_content"):
                     for event in writer.reasoning(change["reasoning_content"]):
                         yield event
+                if change.get("thinking_blocks") and _seals(ctx):
+                    for event in writer.signed(change["thinking_blocks"]):
+                        yield event
                 if change.get("content"):
                     for event in writer.text(change["content"]):
                         yield event
@@ -220,6 +265,7 @@ class _EventWriter:
         self.items: list[dict[str, Any]] = []
         self.open: dict[str, Any] | None = None
         self.calls: dict[int, dict[str, Any]] = {}
+        self.blocks: list[dict[str, Any]] = []  # the open reasoning item's signed thinking
 
     def event(self, kind: str, **payload: Any) -> Event:
         self.sequence += 1
@@ -250,6 +296,13 @@ class _EventWriter:
         item["content"][0]["text"] += text
         events.append(self.event("response.reasoning_text.delta", item_id=item["id"],
                                  output_index=len(self.items) - 1, content_index=0, delta=text))
+        return events
+
+    def signed(self, blocks: list[dict[str, Any]]) -> list[Event]:
+        """Signed thinking blocks of the open reasoning item (opening one if none is: redacted
+        thinking has no text), sealed in its ``encrypted_content`` when it closes."""
+        events = self.reasoning("") if self.open is None or self.open["type"] != "reasoning" else []
+        self.blocks += blocks
         return events
 
     def text(self, text: str) -> list[Event]:
@@ -293,6 +346,8 @@ class _EventWriter:
             events.append(self.event("response.content_part.done", item_id=item["id"], output_index=index,
                                      content_index=0, part=part))
         elif item["type"] == "reasoning":
+            if self.blocks:
+                item["encrypted_content"], self.blocks = seal_blocks(self.blocks), []
             part = item["content"][0]
             events.append(self.event("response.reasoning_text.done", item_id=item["id"], output_index=index,
                                      content_index=0, text=part["text"]))
@@ -311,6 +366,13 @@ class _EventWriter:
         final = response_object(self.ctx, status, self.items, usage)
         events.append(self.event(f"response.{status}", response=final))
         return events
+
+
+def _seals(ctx: Context) -> bool:
+    """Signed thinking is sealed for the client: it comes from the middle of a chain, and the
+    client asked for the reasoning's encrypted content."""
+    include = ctx.request.get("include")
+    return ctx.signed_thinking and isinstance(include, list) and "reasoning.encrypted_content" in include
 
 
 def reasoning_item(ctx: Context, text: str, n: int = 0) -> dict[str, Any]:

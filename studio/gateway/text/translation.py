@@ -33,6 +33,11 @@ class Context:
     # thinking or reasoning crosses a translation only then, as the other format's field; a model
     # that cannot think answers without it instead of a 400 naming a field the client never sent.
     thinks: bool = True
+    # This stage's chat side is the middle of a chain, where a messages upstream's signed thinking
+    # travels as ``thinking_blocks`` on chat messages and deltas (a format of the gateway's own,
+    # never sent to a vendor or a chat client): a responses client gets it back sealed in a
+    # reasoning item's ``encrypted_content``, and gives it back the same way.
+    signed_thinking: bool = False
     request: dict[str, Any] = field(default_factory=dict)  # the client's body, for echoing fields
     created: int = field(default_factory=lambda: int(time.time()))
     token: str = ""  # made on first use: pass-through calls never need one
@@ -78,6 +83,11 @@ class Chain:
     def target(self) -> str:
         return self.second.target
 
+    @staticmethod
+    def _outer(ctx: Context) -> Context:
+        """The first stage's context: its upstream side is the middle (``signed_thinking``)."""
+        return dataclasses.replace(ctx, signed_thinking=True)
+
     def _inner(self, ctx: Context, middle: dict[str, Any] | None = None) -> Context:
         """The second stage's context: its client's request is the middle format's body (what the
         answer is read against, e.g. a ``response_format``)."""
@@ -86,14 +96,17 @@ class Chain:
         return dataclasses.replace(ctx, include_usage=True, request=middle)
 
     def request(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        middle = self.first.request(body, ctx)
-        return self.second.request(middle, self._inner(ctx, middle))
+        outer = self._outer(ctx)
+        middle = self.first.request(body, outer)
+        return self.second.request(middle, self._inner(outer, middle))
 
     def response(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        return self.first.response(self.second.response(body, self._inner(ctx)), ctx)
+        outer = self._outer(ctx)
+        return self.first.response(self.second.response(body, self._inner(outer)), outer)
 
     def stream(self, events: AsyncIterator[Event], ctx: Context) -> AsyncIterator[Event]:
-        return self.first.stream(self.second.stream(events, self._inner(ctx)), ctx)
+        outer = self._outer(ctx)
+        return self.first.stream(self.second.stream(events, self._inner(outer)), outer)
 
 
 # -- small helpers shared by the pair modules ---------------------------------------------------

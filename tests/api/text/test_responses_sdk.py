@@ -97,3 +97,23 @@ def test_a_claude_models_thinking_comes_back_as_its_reasoning_text(sdk):
     following = sdk.responses.create(model="epsilon-4.5", previous_response_id=answer.id, input="and tomorrow?",
                                      reasoning={"effort": "low"})
     assert following.status == "completed" and following.output_text == "You said: and tomorrow?"
+
+
+def test_a_stateless_tool_loop_on_claude_goes_on_thinking(sdk):
+    """Codex's way (store off, the reasoning's encrypted content asked for and given back) on a
+    Claude model: the loop's next step thinks too, where without the signed thinking Claude would
+    have to answer it without (the vendor wants the turn that called the tool to start with it)."""
+    asked = {"model": "epsilon-4.5", "tools": WEATHER, "reasoning": {"effort": "low"}, "store": False,
+             "include": ["reasoning.encrypted_content"]}
+    question = {"role": "user", "content": "get_weather for Oslo"}
+    first = sdk.responses.create(input=[question], **asked)
+    reasoning, call = first.output[0], first.output[-1]
+    assert reasoning.type == "reasoning" and reasoning.encrypted_content and call.type == "function_call"
+    replayed = [item.model_dump(exclude_none=True) for item in first.output]
+    for stream in (False, True):
+        following = sdk.responses.create(input=[question, *replayed, {
+            "type": "function_call_output", "call_id": call.call_id, "output": "snow"}], stream=stream, **asked)
+        answer = list(following)[-1].response if stream else following
+        assert [item.type for item in answer.output] == ["reasoning", "message"]
+        assert answer.output_text == "The tool get_weather returned: snow"
+        assert answer.output[0].content[0].text and answer.output[0].encrypted_content
