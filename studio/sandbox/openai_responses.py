@@ -7,11 +7,14 @@ with increasing ``sequence_number`` and no terminator.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
+from cryptography.fernet import Fernet, InvalidToken
 
 from studio.sandbox import textgen
 from studio.sandbox.app import Request, Response, json_response, route, sse_response
@@ -55,6 +58,35 @@ def _check_call_outputs(items: list[Any]) -> None:
             raise OpenAIError(400, f"No tool output found for function call {call_id}.", param="input")
 
 
+# The vendor's reasoning, handed to a client that keeps no state with the vendor (``include:
+# ["reasoning.encrypted_content"]``, Codex's way with ``store`` off), is a Fernet token only the
+# vendor opens: one key for the whole sandbox, so every process opens what another made.
+_REASONING_KEY = Fernet(base64.urlsafe_b64encode(hashlib.sha256(b"sandbox openai reasoning").digest()))
+ENCRYPTED_REASONING = "reasoning.encrypted_content"
+
+
+def _check_reasoning_items(items: list[Any], store: bool) -> None:
+    """The vendor's rule on reasoning items given back: one carrying encrypted content must be
+    the vendor's own (400 ``invalid_encrypted_content`` otherwise); one without is looked up among
+    stored items, which there are none of with ``store`` off (404)."""
+    for item in items:
+        if not isinstance(item, dict) or item.get("type") != "reasoning":
+            continue
+        content = item.get("encrypted_content")
+        if isinstance(content, str) and content:
+            try:
+                _REASONING_KEY.decrypt(content.encode())
+            except (InvalidToken, ValueError):
+                shown = f"{content[:4]}...{content[-4:]}" if len(content) > 8 else content
+                raise OpenAIError(400, f"The encrypted content {shown} could not be verified. Reason: Encrypted "
+                                       "content could not be decrypted or parsed.",
+                                  code="invalid_encrypted_content") from None
+        elif not store:
+            raise OpenAIError(404, f"Item with id '{item.get('id')}' not found. Items are not persisted when `store` "
+                                   "is set to false. Try again with `store` set to true, or remove this item from "
+                                   "your input.", param="input")
+
+
 SUMMARIES = ("auto", "concise", "detailed")
 
 
@@ -96,6 +128,7 @@ def responses_prompt(body: dict[str, Any]) -> Prompt:
             else:
                 prompt.turns.append(Turn("assistant" if role == "assistant" else "user", text, images))
     _check_call_outputs(items)
+    _check_reasoning_items(items, body.get("store", True) is not False)
     for tool in tools_of(body):
         if isinstance(tool, dict) and tool.get("type") == "function" and tool.get("name"):
             prompt.tools.append(Tool(str(tool["name"]), tool.get("parameters") or {}, str(tool.get("description") or "")))
@@ -133,7 +166,11 @@ def _output_items(response_id: str, body: dict[str, Any], result: Completion) ->
     items: list[dict[str, Any]] = []
     if result.thinking:  # its text only as a summary, and only when one was asked for
         summary = [{"type": "summary_text", "text": result.thinking}] if _reasoning(body)["summary"] else []
-        items.append({"id": f"rs_{response_id[5:]}", "type": "reasoning", "summary": summary})
+        item = {"id": f"rs_{response_id[5:]}", "type": "reasoning", "summary": summary}
+        include = body.get("include")
+        if isinstance(include, list) and ENCRYPTED_REASONING in include:
+            item["encrypted_content"] = _REASONING_KEY.encrypt(result.thinking.encode()).decode()
+        items.append(item)
     if result.pieces:
         items.append({"type": "message", "id": f"msg_{response_id[5:]}", "role": "assistant", "status": "completed",
                       "content": [{"type": "output_text", "text": result.text, "annotations": [], "logprobs": []}]})
@@ -175,7 +212,8 @@ async def _response_events(response_id: str, body: dict[str, Any], created: int,
     yield event("response.created", response=pending)
     yield event("response.in_progress", response=pending)
     delay = textgen.word_delay()
-    for index, item in enumerate(_output_items(response_id, body, result)):
+    items = _output_items(response_id, body, result)  # (once: each encrypted content is its own)
+    for index, item in enumerate(items):
         # A reasoning item has no status; the others are in progress until done.
         progress = {"status": "in_progress"} if "status" in item else {}
         yield event("response.output_item.added", output_index=index, item={**item, **progress, **_empty(item)})
@@ -212,7 +250,7 @@ async def _response_events(response_id: str, body: dict[str, Any], created: int,
             yield event("response.function_call_arguments.done", item_id=item["id"], output_index=index,
                         name=item["name"], arguments=item["arguments"])
         yield event("response.output_item.done", output_index=index, item=item)
-    final = _response_object(response_id, body, created, status, _output_items(response_id, body, result), result)
+    final = _response_object(response_id, body, created, status, items, result)
     yield event(f"response.{status}", response=final)
 
 

@@ -204,6 +204,44 @@ async def test_responses_reasoning_is_summarized_only_when_asked(sandbox):
 
 
 
+async def test_stateless_reasoning_comes_encrypted_and_goes_back_verified(sandbox):
+    """Codex's way with OpenAI (``store`` off, the reasoning's encrypted content asked for): the
+    reasoning item carries a token the vendor opens when it comes back; a changed token is the
+    vendor's 400, and an item without one, which nothing stored, its 404."""
+    tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]
+    question = {"role": "user", "content": "get_weather for Oslo"}
+    asked = {"model": "o4-mini", "reasoning": {"effort": "low"}, "store": False, "tools": tools,
+             "include": ["reasoning.encrypted_content"]}
+    first = (await sandbox.post("/v1/responses", headers=OPENAI, json={**asked, "input": [question]})).json()
+    reasoning, call = first["output"][0], first["output"][-1]
+    assert reasoning["type"] == "reasoning" and reasoning["encrypted_content"].startswith("gAAAAA")
+    assert "Oslo" not in reasoning["encrypted_content"]
+    answer = {"type": "function_call_output", "call_id": call["call_id"], "output": "snow"}
+
+    def following(item):
+        return sandbox.post("/v1/responses", headers=OPENAI, json={**asked, "input": [question, item, call, answer]})
+
+    assert (await following(reasoning)).status_code == 200
+    token = reasoning["encrypted_content"]
+    changed = await following({**reasoning, "encrypted_content": token[:40] + ("A" if token[40] != "A" else "B")
+                               + token[41:]})
+    assert changed.status_code == 400 and changed.json()["error"]["code"] == "invalid_encrypted_content"
+    assert changed.json()["error"]["message"] == (f"The encrypted content {token[:4]}...{token[-4:]} could not be "
+                                                  "verified. Reason: Encrypted content could not be decrypted or parsed.")
+    bare = {key: value for key, value in reasoning.items() if key != "encrypted_content"}
+    missing = await following(bare)
+    assert missing.status_code == 404 and missing.json()["error"]["message"].startswith(
+        f"Item with id '{reasoning['id']}' not found. Items are not persisted when `store` is set to false.")
+    stored = await sandbox.post("/v1/responses", headers=OPENAI, json={
+        **asked, "store": True, "input": [question, bare, call, answer]})
+    assert stored.status_code == 200
+    async with sandbox.stream("POST", "/v1/responses", headers=OPENAI,
+                              json={**asked, "input": [question], "stream": True}) as r:
+        events = [orjson.loads(e.data) async for e in iter_sse(r.aiter_raw())]
+    done = next(e["item"] for e in events if e["type"] == "response.output_item.done")
+    assert done["encrypted_content"] == events[-1]["response"]["output"][0]["encrypted_content"]
+
+
 async def test_only_reasoning_models_reason_and_chat_never_shows_it(sandbox):
     """OpenAI's reasoning models think by default (an effort of ``none`` turns it off); chat
     completions count the reasoning without showing it, buffered or streamed; a model that does not
