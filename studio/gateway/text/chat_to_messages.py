@@ -15,9 +15,11 @@ not an object is wrapped in ``{"value": …}`` (tool inputs are objects) and unw
 ``reasoning_effort`` asks for thinking (on a model that can think), except in a tool loop's next
 step: the vendor wants that step's last assistant turn to start with its signed thinking block,
 which a chat message cannot carry back, so the step goes without thinking (the vendor's own
-advice) rather than failing. In the middle of a chain (``Context.signed_thinking``: a responses
-client) the signed blocks do travel, as ``thinking_blocks`` on the chat message, and a loop that
-gives them back goes on thinking.
+advice) rather than failing, unless the turn carries them back: the answer's message has its
+signed blocks as ``thinking_blocks`` (LiteLLM's name for them; the official OpenAI SDKs keep such a
+field on a message appended to the conversation, and send it back), and a turn that brings them
+heads its assistant message with them, so the loop goes on thinking. In a chain the same field
+carries them to a responses client (``responses_to_chat``).
 """
 
 from __future__ import annotations
@@ -215,7 +217,7 @@ class ChatToMessages:
                 _append(messages, "user", _blocks(content, param))
             elif role == "assistant":
                 blocks = _blocks(content, param)
-                if ctx.signed_thinking and message.get("thinking_blocks"):
+                if isinstance(message.get("thinking_blocks"), list):
                     signed = [signed_block(block) for block in message["thinking_blocks"]]
                     blocks[:0] = [block for block in signed if block is not None]
                 for call in message.get("tool_calls") or ():
@@ -269,7 +271,7 @@ class ChatToMessages:
                 texts.append(block.get("text") or "")
             elif kind in THINKING_BLOCKS:
                 reasoning.append(block.get("thinking") or "")
-                kept = signed_block(block) if ctx.signed_thinking else None
+                kept = signed_block(block)
                 if kept is not None:
                     signed.append(kept)
             elif kind == "tool_use" and answer is not None and block.get("name") == answer.name:
@@ -298,7 +300,7 @@ class ChatToMessages:
         tool_index: dict[int, int] = {}  # messages block index → chat tool_calls index
         answer = answer_tool(ctx.request)
         answer_blocks: dict[int, list[str]] = {}  # index of the answer tool's block → JSON fragments
-        thinking: dict[int, dict[str, Any]] = {}  # index of a thinking block → the block so far (signed_thinking)
+        thinking: dict[int, dict[str, Any]] = {}  # index of a thinking block → the block so far
 
         def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> Event:
             data = {"id": chunk_id, "object": "chat.completion.chunk", "created": ctx.created, "model": ctx.model,
@@ -315,7 +317,7 @@ class ChatToMessages:
                 yield chunk({"role": "assistant", "content": ""})
             elif name == "content_block_start":
                 block = data.get("content_block") or {}
-                if block.get("type") in THINKING_BLOCKS and ctx.signed_thinking:
+                if block.get("type") in THINKING_BLOCKS:
                     thinking[data.get("index", 0)] = dict(block)
                 elif block.get("type") == "tool_use" and answer is not None and block.get("name") == answer.name:
                     answer_blocks[data.get("index", 0)] = []

@@ -34,9 +34,9 @@ class Context:
     # that cannot think answers without it instead of a 400 naming a field the client never sent.
     thinks: bool = True
     # This stage's chat side is the middle of a chain, where a messages upstream's signed thinking
-    # travels as ``thinking_blocks`` on chat messages and deltas (a format of the gateway's own,
-    # never sent to a vendor or a chat client): a responses client gets it back sealed in a
-    # reasoning item's ``encrypted_content``, and gives it back the same way.
+    # travels as ``thinking_blocks`` on chat messages and deltas: a responses client gets it back
+    # sealed in a reasoning item's ``encrypted_content``, and gives it back the same way (without a
+    # chain the field is not made, as no chat vendor knows it).
     signed_thinking: bool = False
     request: dict[str, Any] = field(default_factory=dict)  # the client's body, for echoing fields
     created: int = field(default_factory=lambda: int(time.time()))

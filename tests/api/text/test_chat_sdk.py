@@ -60,6 +60,14 @@ def test_a_tool_loop_on_a_thinking_claude_model_goes_on(sdk):
               {"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": "snow"}]
     second = sdk.chat.completions.create(model="epsilon-4.5", tools=tools, messages=follow, reasoning_effort="low")
     assert second.choices[0].message.content == "The tool get_weather returned: snow"
+    # The message the SDK gave back kept Claude's signed thinking (thinking_blocks), so the step
+    # was thought about too; one written without them goes on without thinking.
+    assert message.thinking_blocks[0]["signature"] and second.choices[0].message.reasoning_content
+    bare = [*asked, {"role": "assistant", "content": None, "tool_calls": [call.model_dump() for call in
+                                                                           message.tool_calls]}, follow[-1]]
+    third = sdk.chat.completions.create(model="epsilon-4.5", tools=tools, messages=bare, reasoning_effort="low")
+    assert third.choices[0].message.content == "The tool get_weather returned: snow"
+    assert not getattr(third.choices[0].message, "reasoning_content", None)
     again = sdk.chat.completions.create(model="epsilon-4.5", reasoning_effort="low", messages=[
         *follow, {"role": "assistant", "content": "Snow."}, {"role": "user", "content": "and tomorrow?"}])
     assert again.choices[0].message.reasoning_content  # a new question, once the loop is over, is thought about

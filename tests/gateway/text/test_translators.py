@@ -132,12 +132,38 @@ def test_a_streamed_answers_signed_thinking_is_sealed_in_its_reasoning_item():
     assert upstream["messages"][1]["content"][0] == SIGNED and upstream["thinking"]["type"] == "enabled"
 
 
-def test_a_chat_client_on_claude_sees_no_signed_blocks():
-    answer = {"id": "msg_1", "content": [SIGNED, {"type": "text", "text": "Snow."}], "stop_reason": "end_turn",
-              "usage": {"input_tokens": 3, "output_tokens": 2}}
+def test_a_chat_clients_loop_on_claude_keeps_thinking_with_the_blocks_it_gives_back():
+    """A chat client gets Claude's signed thinking as the message's thinking_blocks (streamed once
+    each block is signed); a turn that brings them back starts with them and the loop's next step
+    thinks; a turn without them (or with blocks nobody signed) goes without, as before."""
+    answer = {"id": "msg_1", "content": [SIGNED, REDACTED, {"type": "tool_use", "id": "toolu_1",
+                                                           "name": "get_weather", "input": {}}],
+              "stop_reason": "tool_use", "usage": {"input_tokens": 3, "output_tokens": 2}}
     message = chat_to_messages.TRANSLATOR.response(answer, ctx())["choices"][0]["message"]
-    assert message["reasoning_content"] == "Check the forecast." and "thinking_blocks" not in message
-    replay = {"messages": [{"role": "user", "content": "hi"}, {**message, "thinking_blocks": [SIGNED]},
-                           {"role": "user", "content": "more"}]}
-    assert chat_to_messages.TRANSLATOR.request(replay, ctx())["messages"][1]["content"] == [
-        {"type": "text", "text": "Snow."}]
+    assert message["reasoning_content"] == "Check the forecast." and message["thinking_blocks"] == [SIGNED, REDACTED]
+    asked = {"reasoning_effort": "low", "messages": [{"role": "user", "content": "weather?"}]}
+
+    def step(turn):
+        return chat_to_messages.TRANSLATOR.request({**asked, "messages": [
+            *asked["messages"], turn, {"role": "tool", "tool_call_id": "toolu_1", "content": "snow"}]}, ctx())
+
+    kept = step(message)
+    assert kept["messages"][1]["content"][:2] == [SIGNED, REDACTED] and kept["thinking"]["type"] == "enabled"
+    for turn in ({k: v for k, v in message.items() if k != "thinking_blocks"},
+                 {**message, "thinking_blocks": [{"type": "thinking", "thinking": "made up"}, "junk"]}):
+        dropped = step(turn)
+        assert dropped["messages"][1]["content"][0]["type"] == "tool_use" and "thinking" not in dropped
+    events = [("message_start", {"message": {"id": "msg_1"}}),
+              ("content_block_start", {"index": 0, "content_block": {"type": "thinking", "thinking": "",
+                                                                     "signature": ""}}),
+              ("content_block_delta", {"index": 0, "delta": {"type": "thinking_delta", "thinking": "Check the "}}),
+              ("content_block_delta", {"index": 0, "delta": {"type": "thinking_delta", "thinking": "forecast."}}),
+              ("content_block_delta", {"index": 0, "delta": {"type": "signature_delta",
+                                                             "signature": SIGNED["signature"]}}),
+              ("content_block_stop", {"index": 0}),
+              ("content_block_start", {"index": 1, "content_block": REDACTED}),
+              ("content_block_stop", {"index": 1}),
+              ("message_stop", {})]
+    deltas = [data["choices"][0]["delta"] for _, data in run_stream(chat_to_messages.TRANSLATOR, events,
+                                                                   ctx(stream=True)) if data["choices"]]
+    assert [d["thinking_blocks"] for d in deltas if "thinking_blocks" in d] == [[SIGNED], [REDACTED]]
