@@ -12,14 +12,14 @@ own tools; left to the model, with a system note, when thinking is on, which for
 that call comes back as the message's JSON content, not as a tool call. A schema whose root is
 not an object is wrapped in ``{"value": …}`` (tool inputs are objects) and unwrapped again.
 
-``reasoning_effort`` asks for thinking (on a model that can think), except in a tool loop's next
-step: the vendor wants that step's last assistant turn to start with its signed thinking block,
-which a chat message cannot carry back, so the step goes without thinking (the vendor's own
-advice) rather than failing, unless the turn carries them back: the answer's message has its
-signed blocks as ``thinking_blocks`` (LiteLLM's name for them; the official OpenAI SDKs keep such a
-field on a message appended to the conversation, and send it back), and a turn that brings them
-heads its assistant message with them, so the loop goes on thinking. In a chain the same field
-carries them to a responses client (``responses_to_chat``).
+``reasoning_effort`` asks for thinking (on a model that can think). The vendor wants a thinking
+tool loop's last assistant turn to start with the signed thinking block that led to its calls:
+the answer's message carries its signed blocks as ``thinking_blocks`` (LiteLLM's name for them;
+the official OpenAI SDKs keep such a field on a message appended to the conversation, and send it
+back), and a turn that brings them back starts with them, so the loop goes on thinking. A turn
+without them (a client that writes its own messages) makes the step go without thinking (the
+vendor's own advice) rather than fail. In a chain the same field carries the blocks to a
+responses client (``responses_to_chat``).
 """
 
 from __future__ import annotations
@@ -188,10 +188,11 @@ def signed_block(block: Any) -> dict[str, Any] | None:
 
 
 def _in_tool_loop(messages: list[dict[str, Any]]) -> bool:
-    """Whether the last assistant turn called tools without the signed thinking that led to them.
-    While thinking, the vendor wants that turn to start with it, which a chat message cannot carry
-    back (400 "Expected `thinking` or `redacted_thinking`, but found `tool_use`"): such a tool
-    loop's next step goes without thinking, as the vendor's error advises."""
+    """Whether the last assistant turn called tools without the signed thinking that led to them
+    (a chat message brings it only as ``thinking_blocks``). While thinking, the vendor wants that
+    turn to start with it (400 "Expected `thinking` or `redacted_thinking`, but found
+    `tool_use`"): such a tool loop's next step goes without thinking, as the vendor's error
+    advises."""
     for message in reversed(messages):
         if message["role"] == "assistant":
             blocks = message["content"]
