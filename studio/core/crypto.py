@@ -7,8 +7,8 @@ derived from ``SECRET_KEY`` with HKDF. Credentials written by earlier versions (
 of ``SECRET_KEY``) still decrypt, and rotating re-encrypts them with the first key.
 
 ``seal`` / ``unseal`` encrypt what the gateway hands a client to give back unchanged (a thinking
-block's text inside its ``signature``), under a Fernet key HKDF derives from ``SECRET_KEY`` for
-that purpose alone.
+block's text inside its ``signature``, Claude's signed thinking inside a reasoning item's
+``encrypted_content``), under a Fernet key HKDF derives from ``SECRET_KEY`` for each purpose.
 """
 
 from __future__ import annotations
