@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 import time
 import zlib
 from collections.abc import AsyncIterator
@@ -373,6 +374,17 @@ def _seals(ctx: Context) -> bool:
     client asked for the reasoning's encrypted content."""
     include = ctx.request.get("include")
     return ctx.signed_thinking and isinstance(include, list) and "reasoning.encrypted_content" in include
+
+
+_OWN_REASONING_ID = re.compile(r"rs_\d+_")  # ``reasoning_item``'s ids (a vendor's: ``rs_`` and hex)
+
+
+def own_reasoning(item: Any) -> bool:
+    """A reasoning item this translation wrote: its reasoning came from a chat upstream (or a
+    messages one, through the chain), so a responses vendor knows neither its id nor its content
+    (OpenAI refuses it: an item it never stored, content it cannot verify)."""
+    return (isinstance(item, dict) and item.get("type") == "reasoning" and isinstance(item.get("id"), str)
+            and _OWN_REASONING_ID.match(item["id"]) is not None)
 
 
 def reasoning_item(ctx: Context, text: str, n: int = 0) -> dict[str, Any]:

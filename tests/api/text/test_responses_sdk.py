@@ -117,3 +117,20 @@ def test_a_stateless_tool_loop_on_claude_goes_on_thinking(sdk):
         assert [item.type for item in answer.output] == ["reasoning", "message"]
         assert answer.output_text == "The tool get_weather returned: snow"
         assert answer.output[0].content[0].text and answer.output[0].encrypted_content
+
+
+@pytest.mark.parametrize("include", [["reasoning.encrypted_content"], []])
+def test_switching_a_stateless_conversation_to_an_openai_model_leaves_out_the_gateways_reasoning(sdk, include):
+    """Codex's /model from a Claude model to an OpenAI one: the reasoning items the gateway wrote
+    (from Claude's thinking) mean nothing to OpenAI, which refuses them (a sealed content it cannot
+    verify: 400; an item it never stored: 404), so they are not sent to it; its own are."""
+    question = {"role": "user", "content": "get_weather for Oslo"}
+    first = sdk.responses.create(model="epsilon-4.5", input=[question], tools=WEATHER, reasoning={"effort": "low"},
+                                 store=False, include=include)
+    assert first.output[0].type == "reasoning"
+    call = first.output[-1]
+    conversation = [question, *[item.model_dump(exclude_none=True) for item in first.output],
+                    {"type": "function_call_output", "call_id": call.call_id, "output": "snow"}]
+    switched = sdk.responses.create(model="omicron-4-mini", input=conversation, tools=WEATHER, store=False,
+                                    include=include)
+    assert switched.output_text == "The tool get_weather returned: snow"

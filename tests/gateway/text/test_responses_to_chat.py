@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from studio.core.errors import BadRequest
+from studio.gateway.text import responses_to_chat
 from studio.gateway.text.responses_to_chat import TRANSLATOR
 from tests.gateway.text.helpers import ctx, run_stream
 
@@ -204,3 +205,13 @@ def test_an_input_file_reaches_a_chat_upstream_as_a_file_part():
         TRANSLATOR.request({"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "file-1"}]}]},
                            ctx())
     assert refused.value.param == "input[0].content[0].file_data"
+
+
+def test_the_reasoning_items_a_translation_writes_are_told_from_a_vendors():
+    item = TRANSLATOR.response({"choices": [{"message": {"reasoning_content": "hmm", "content": "ok"}}]},
+                               ctx())["output"][0]
+    assert item["type"] == "reasoning" and responses_to_chat.own_reasoning(item)
+    vendor = {"type": "reasoning", "id": "rs_0b8e4d0c2a6f1e9d0068f1c2a3b4c5d6e7f8091a2b3c4d5e6", "summary": []}
+    assert not responses_to_chat.own_reasoning(vendor)
+    assert not responses_to_chat.own_reasoning({**item, "type": "message"})
+    assert not responses_to_chat.own_reasoning({"type": "reasoning"})
