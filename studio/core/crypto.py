@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import zlib
 from functools import cache
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
@@ -82,14 +83,17 @@ def _sealer(secret_key: str, purpose: str) -> Fernet:
     return Fernet(base64.urlsafe_b64encode(hkdf.derive(secret_key.encode())))
 
 
-def seal(data: bytes, purpose: str) -> bytes:
-    """``data`` encrypted and authenticated for ``purpose`` (a Fernet token's raw bytes)."""
-    return base64.urlsafe_b64decode(_sealer(settings.SECRET_KEY, purpose).encrypt(data))
+def seal(data: bytes, purpose: str) -> str:
+    """``data`` compressed, encrypted and authenticated for ``purpose``: a Fernet token."""
+    return _sealer(settings.SECRET_KEY, purpose).encrypt(zlib.compress(data)).decode()
 
 
-def unseal(token: bytes, purpose: str) -> bytes | None:
-    """What ``seal`` sealed for ``purpose``, or None for anything else (changed, another key)."""
+def unseal(token: object, purpose: str) -> bytes | None:
+    """What ``seal`` sealed for ``purpose``; None for anything else (not a token, changed, made for
+    another purpose or under another key)."""
+    if not isinstance(token, str) or not token.isascii():
+        return None
     try:
-        return _sealer(settings.SECRET_KEY, purpose).decrypt(base64.urlsafe_b64encode(token))
+        return zlib.decompress(_sealer(settings.SECRET_KEY, purpose).decrypt(token.encode()))
     except InvalidToken:
         return None

@@ -22,8 +22,6 @@ back upstream all the same.
 from __future__ import annotations
 
 import base64
-import binascii
-import zlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -101,7 +99,6 @@ def _user_messages(content: Any, param: str) -> list[dict[str, Any]]:
 
 SIGNATURE_SALT = "studio.gateway.text.thinking"
 SIGNATURE_PREFIX = b"sgw1"
-SEALED_PREFIX = b"sgw2"  # a signature holding its block's text (``display: omitted``)
 
 
 def sign_thinking(thinking: str) -> str:
@@ -112,18 +109,7 @@ def sign_thinking(thinking: str) -> str:
 
 def seal_thinking(thinking: str) -> str:
     """The ``signature`` of a thinking block whose text is omitted: the text, sealed."""
-    return base64.b64encode(SEALED_PREFIX + crypto.seal(zlib.compress(thinking.encode()), SIGNATURE_SALT)).decode()
-
-
-def _unsealed(signature: str) -> str | None:
-    try:
-        raw = base64.b64decode(signature, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    if not raw.startswith(SEALED_PREFIX):
-        return None
-    sealed = crypto.unseal(raw[len(SEALED_PREFIX):], SIGNATURE_SALT)
-    return None if sealed is None else zlib.decompress(sealed).decode()
+    return crypto.seal(thinking.encode(), SIGNATURE_SALT)
 
 
 def _checked_thinking(block: dict[str, Any], param: str) -> str:
@@ -131,10 +117,9 @@ def _checked_thinking(block: dict[str, Any], param: str) -> str:
     signature = block.get("signature")
     thinking = str(block.get("thinking") or "")
     if isinstance(signature, str):
-        if not thinking:
-            unsealed = _unsealed(signature)
-            if unsealed is not None:
-                return unsealed
+        unsealed = crypto.unseal(signature, SIGNATURE_SALT) if not thinking else None
+        if unsealed is not None:
+            return unsealed.decode()
         if constant_time_compare(signature, sign_thinking(thinking)):
             return thinking
     raise BadRequest(f"{param}: Invalid `signature` in `thinking` block", param=f"{param}.signature")

@@ -21,11 +21,8 @@ Claude model goes on thinking. Content the gateway did not seal (another vendor'
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 import time
-import zlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -83,18 +80,13 @@ SEAL_PURPOSE = "studio.gateway.text.reasoning"
 
 def seal_blocks(blocks: list[dict[str, Any]]) -> str:
     """Signed thinking blocks as a reasoning item's ``encrypted_content``."""
-    return base64.b64encode(crypto.seal(zlib.compress(orjson.dumps(blocks)), SEAL_PURPOSE)).decode()
+    return crypto.seal(orjson.dumps(blocks), SEAL_PURPOSE)
 
 
 def unseal_blocks(content: Any) -> list[dict[str, Any]]:
     """The blocks ``seal_blocks`` sealed in ``content``; none for anything else."""
-    if not isinstance(content, str) or not content:
-        return []
-    try:
-        sealed = crypto.unseal(base64.b64decode(content, validate=True), SEAL_PURPOSE)
-    except (binascii.Error, ValueError):
-        return []
-    blocks = orjson.loads(zlib.decompress(sealed)) if sealed is not None else []
+    sealed = crypto.unseal(content, SEAL_PURPOSE)
+    blocks = orjson.loads(sealed) if sealed is not None else []
     return [block for block in blocks if isinstance(block, dict)] if isinstance(blocks, list) else []
 
 

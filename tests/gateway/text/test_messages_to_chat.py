@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-
 import orjson
 import pytest
 
@@ -138,9 +136,8 @@ def test_omitted_thinking_comes_without_its_text_and_goes_back_with_it():
             block, {"type": "text", "text": "Snow."}]}, {"role": "user", "content": "sure?"}]}
         assert TRANSLATOR.request(replay, ctx())["messages"][1] == {
             "role": "assistant", "content": "Snow.", "reasoning_content": "Look it up."}
-    raw = bytearray(base64.b64decode(thought["signature"]))
-    raw[len(raw) // 2] ^= 1
-    changed = base64.b64encode(bytes(raw)).decode()
+    sealed, middle = thought["signature"], len(thought["signature"]) // 2
+    changed = sealed[:middle] + ("A" if sealed[middle] != "A" else "B") + sealed[middle + 1:]
     for signature in (changed, "bm90IGEgc2VhbA==", "%%%"):
         forged = {**ask, "messages": [*ask["messages"], {"role": "assistant", "content": [
             {"type": "thinking", "thinking": "", "signature": signature}]}, {"role": "user", "content": "sure?"}]}
