@@ -140,10 +140,7 @@ async def prepare(principal: Principal, fmt: str, raw: bytes, headers: Mapping[s
         context = [*await stored.previous_turns(principal, previous), *stored.own_input(body)]
         upstream_body = {**{k: v for k, v in body.items() if k != "previous_response_id"}, "input": context}
         size += len(orjson.dumps(context))
-    # (The input is walked only when an item id may start there: one behind a ``\u`` escape is
-    # left in, and the vendor refuses it as it would without the gateway.)
-    own_reasoning = fmt == "responses" and (previous or b'"rs_' in raw) and isinstance(
-        upstream_body.get("input"), list) and any(map(responses_to_chat.own_reasoning, upstream_body["input"]))
+    own_reasoning = fmt == "responses" and responses_to_chat.holds_own_reasoning(upstream_body, None if previous else raw)
     default_max = int(model.capabilities.get("default_max_tokens") or DEFAULT_MAX_TOKENS)
     ctx = Context(model=model.model_id, upstream_model="", stream=stream, include_usage=wants_usage(fmt, body),
                   default_max_tokens=default_max, request=body, thinks=model.capabilities.get("thinking") is not False)
@@ -181,8 +178,8 @@ def _leg(call: TextCall, upstream: UpstreamEntry) -> Leg:
     if translator is not None:
         return Leg(provider, target, translator, orjson.dumps(translator.request(call.upstream_body, ctx)), ctx)
     body = {**call.upstream_body, "model": ctx.upstream_model}
-    if call.own_reasoning:  # (OpenAI's advice for an item it does not know: "remove this item from your input")
-        body["input"] = [item for item in body["input"] if not responses_to_chat.own_reasoning(item)]
+    if call.own_reasoning:
+        body["input"] = responses_to_chat.without_own_reasoning(body["input"])
     injected = call.stream and call.fmt == "chat" and not ctx.include_usage
     if injected:
         # Ask for the usage chunk the client did not ask for; the relay removes it again.

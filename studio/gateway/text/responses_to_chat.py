@@ -379,6 +379,20 @@ def own_reasoning(item: Any) -> bool:
             and _OWN_REASONING_ID.match(item["id"]) is not None)
 
 
+def holds_own_reasoning(body: dict[str, Any], raw: bytes | None) -> bool:
+    """Whether a responses body's input holds ``own_reasoning`` items. With the request's ``raw``
+    JSON, the input is walked only when an item id may start in it (one behind a ``\\u`` escape
+    is missed, and the vendor refuses it as it would without the gateway)."""
+    items = body.get("input")
+    return (raw is None or b'"rs_' in raw) and isinstance(items, list) and any(map(own_reasoning, items))
+
+
+def without_own_reasoning(items: list[Any]) -> list[Any]:
+    """The input for a responses vendor: the ``own_reasoning`` items left out, as OpenAI advises
+    for an item it does not know ("remove this item from your input")."""
+    return [item for item in items if not own_reasoning(item)]
+
+
 def reasoning_item(ctx: Context, text: str, n: int = 0) -> dict[str, Any]:
     """The upstream's reasoning as the item's text: no summary was written, and the item has no
     ``status`` (OpenAI's reasoning items carry none)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
 from studio.core.errors import BadRequest
@@ -215,3 +216,9 @@ def test_the_reasoning_items_a_translation_writes_are_told_from_a_vendors():
     assert not responses_to_chat.own_reasoning(vendor)
     assert not responses_to_chat.own_reasoning({**item, "type": "message"})
     assert not responses_to_chat.own_reasoning({"type": "reasoning"})
+    body = {"input": [{"role": "user", "content": "hi"}, vendor, item]}
+    raw = orjson.dumps(body)
+    assert responses_to_chat.holds_own_reasoning(body, raw) and responses_to_chat.holds_own_reasoning(body, None)
+    assert not responses_to_chat.holds_own_reasoning({"input": body["input"][:2]}, raw)
+    assert not responses_to_chat.holds_own_reasoning({"input": "hi"}, None)
+    assert responses_to_chat.without_own_reasoning(body["input"]) == body["input"][:2]
