@@ -77,6 +77,25 @@ class _ToolAnswers:
                               param=f"messages.[{self.asked_at}].role")
 
 
+# The fields a message of each role may have. The vendor refuses any other one as an unknown
+# parameter, the reasoning other vendors' chat APIs show (``reasoning_content``) included. An
+# assistant message may bring back what the vendor's own answer held (``annotations``): the
+# official SDK sends the answer's message as it came when a conversation appends it.
+_FIELDS = {"system": {"content", "name"}, "developer": {"content", "name"}, "user": {"content", "name"},
+           "assistant": {"content", "name", "refusal", "tool_calls", "function_call", "audio", "annotations"},
+           "tool": {"content", "tool_call_id"}, "function": {"content", "name"}}
+
+
+def _known_fields(i: int, role: str, message: dict[str, Any]) -> None:
+    known = _FIELDS.get(role)
+    if known is None:
+        return
+    for name in message:
+        if name != "role" and name not in known:
+            raise OpenAIError(400, f"Unknown parameter: 'messages[{i}].{name}'.", param=f"messages[{i}].{name}",
+                              code="unknown_parameter")
+
+
 def chat_prompt(body: dict[str, Any]) -> Prompt:
     options = body.get("stream_options")
     if options is not None and not isinstance(options, dict):
@@ -96,6 +115,7 @@ def chat_prompt(body: dict[str, Any]) -> Prompt:
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise OpenAIError(400, f"Invalid 'messages[{i}]': expected an object with a role.", param=f"messages[{i}]")
         role = message["role"]
+        _known_fields(i, role, message)
         text, images = parts_text(message.get("content"))
         if role in ("system", "developer"):
             prompt.system = f"{prompt.system}\n{text}".strip()

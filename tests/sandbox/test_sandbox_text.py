@@ -553,3 +553,25 @@ async def test_tool_fields_of_the_wrong_shape_are_the_vendors_400s(sandbox):
     forced = {**messages, "messages": [{"role": "user", "content": "hi"}], "tool_choice": {"type": "tool", "name": ["f"]}}
     refused = await sandbox.post("/v1/messages", headers=ANTHROPIC, json=forced)
     assert refused.status_code == 400 and "tool_choice.name" in refused.json()["error"]["message"]
+
+
+async def test_a_message_field_the_vendor_does_not_know_is_its_400(sandbox):
+    """As OpenAI: a field no message of that role has is refused by name, another vendor's
+    reasoning (``reasoning_content``) among them; what its own answers held may come back."""
+    user = {"role": "user", "content": "hi"}
+    answered = await sandbox.post("/v1/chat/completions", headers=OPENAI,
+                                  json={"model": "gpt-4o-mini", "messages": [user]})
+    own = answered.json()["choices"][0]["message"]
+    assert set(own) >= {"refusal", "annotations"}
+    again = [user, own, {"role": "user", "content": "more"}]
+    assert (await sandbox.post("/v1/chat/completions", headers=OPENAI,
+                               json={"model": "gpt-4o-mini", "messages": again})).status_code == 200
+    for i, field in ((1, "reasoning_content"), (1, "thinking_blocks"), (0, "tool_calls")):
+        messages = [dict(m) for m in again]
+        messages[i][field] = [] if field != "reasoning_content" else "I thought."
+        refused = await sandbox.post("/v1/chat/completions", headers=OPENAI,
+                                     json={"model": "gpt-4o-mini", "messages": messages})
+        assert refused.status_code == 400
+        assert refused.json()["error"] == {"message": f"Unknown parameter: 'messages[{i}].{field}'.",
+                                           "type": "invalid_request_error", "param": f"messages[{i}].{field}",
+                                           "code": "unknown_parameter"}

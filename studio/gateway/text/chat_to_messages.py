@@ -187,6 +187,33 @@ def signed_block(block: Any) -> dict[str, Any] | None:
     return None
 
 
+# What a chat vendor is not sent on a message: the signed blocks this translation writes (no chat
+# vendor's API has the field: OpenAI refuses it as an unknown parameter) and, to a model that
+# cannot think, reasoning (OpenAI's chat models refuse ``reasoning_content`` the same way).
+_NOT_SENT = frozenset({"thinking_blocks"})
+_NOT_SENT_UNTHINKING = frozenset({"thinking_blocks", "reasoning_content"})
+
+
+def holds_thinking_fields(body: dict[str, Any], raw: bytes | None, thinks: bool) -> bool:
+    """Whether a chat body's messages hold a field ``without_thinking_fields`` leaves out for a
+    model that does (or, with ``thinks`` false, does not) think. With the request's ``raw`` JSON
+    the messages are walked only when a field's name is in it."""
+    if raw is not None and b'"thinking_blocks"' not in raw and (thinks or b'"reasoning_content"' not in raw):
+        return False
+    messages = body.get("messages")
+    drop = _NOT_SENT if thinks else _NOT_SENT_UNTHINKING
+    return isinstance(messages, list) and any(isinstance(m, dict) and not drop.isdisjoint(m) for m in messages)
+
+
+def without_thinking_fields(messages: list[Any], thinks: bool) -> list[Any]:
+    """The messages for a chat vendor: the signed ``thinking_blocks`` a client brought back left
+    out, and any ``reasoning_content`` too unless the model ``thinks`` (a thinking chat model,
+    DeepSeek's, wants its reasoning back)."""
+    drop = _NOT_SENT if thinks else _NOT_SENT_UNTHINKING
+    return [{k: v for k, v in m.items() if k not in drop} if isinstance(m, dict) and not drop.isdisjoint(m) else m
+            for m in messages]
+
+
 def _in_tool_loop(messages: list[dict[str, Any]]) -> bool:
     """Whether the last assistant turn called tools without the signed thinking that led to them
     (a chat message brings it only as ``thinking_blocks``). While thinking, the vendor wants that

@@ -37,7 +37,7 @@ from studio.core.principal import Principal
 from studio.gateway import admission, routing, snapshot
 from studio.gateway.auth import resolve_model
 from studio.gateway.text import as_is as as_is_names
-from studio.gateway.text import responses_to_chat, stored, translators
+from studio.gateway.text import own_fields, stored, translators
 from studio.gateway.text import validation as text_validation
 from studio.gateway.text.record import TextRecord
 from studio.gateway.text.sent_events import SentEvents
@@ -94,9 +94,9 @@ class TextCall:
     tap: UsageTap | None = None  # the usage seen on the stream being relayed
     sent_text: StreamedText | None = None  # the text that stream has sent the client
     upstream_model_field: bytes = b""  # the upstream's own '"model":"<id>"', once seen
-    # responses: the input holds reasoning items a translation of the gateway's wrote, which an
-    # upstream of the client's own format is not sent (it never made them)
-    own_reasoning: bool = False
+    # the body holds what a translation of the gateway's wrote, which an upstream of the client's
+    # own format is not sent (``own_fields``)
+    own_fields: bool = False
 
 
 @dataclass(slots=True)
@@ -140,7 +140,6 @@ async def prepare(principal: Principal, fmt: str, raw: bytes, headers: Mapping[s
         context = [*await stored.previous_turns(principal, previous), *stored.own_input(body)]
         upstream_body = {**{k: v for k, v in body.items() if k != "previous_response_id"}, "input": context}
         size += len(orjson.dumps(context))
-    own_reasoning = fmt == "responses" and responses_to_chat.holds_own_reasoning(upstream_body, None if previous else raw)
     default_max = int(model.capabilities.get("default_max_tokens") or DEFAULT_MAX_TOKENS)
     ctx = Context(model=model.model_id, upstream_model="", stream=stream, include_usage=wants_usage(fmt, body),
                   default_max_tokens=default_max, request=body, thinks=model.capabilities.get("thinking") is not False)
@@ -154,7 +153,7 @@ async def prepare(principal: Principal, fmt: str, raw: bytes, headers: Mapping[s
                     model_field=b'"model":' + orjson.dumps(model.model_id), principal=principal,
                     headers=dict(headers or {}), upstream_body=upstream_body, context=context,
                     previous_field=b'"previous_response_id":' + orjson.dumps(previous) if previous else b"",
-                    own_reasoning=own_reasoning)
+                    own_fields=own_fields.held(fmt, upstream_body, None if previous else raw, ctx.thinks))
 
 
 def _max_tokens(body: dict[str, Any], default: int) -> int:
@@ -177,9 +176,8 @@ def _leg(call: TextCall, upstream: UpstreamEntry) -> Leg:
     ctx = call.ctx.for_upstream(upstream.upstream_model(call.model.model_id))
     if translator is not None:
         return Leg(provider, target, translator, orjson.dumps(translator.request(call.upstream_body, ctx)), ctx)
-    body = {**call.upstream_body, "model": ctx.upstream_model}
-    if call.own_reasoning:
-        body["input"] = responses_to_chat.without_own_reasoning(body["input"])
+    body = own_fields.without(call.fmt, call.upstream_body, ctx.thinks) if call.own_fields else call.upstream_body
+    body = {**body, "model": ctx.upstream_model}
     injected = call.stream and call.fmt == "chat" and not ctx.include_usage
     if injected:
         # Ask for the usage chunk the client did not ask for; the relay removes it again.

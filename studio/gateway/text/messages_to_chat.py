@@ -131,7 +131,7 @@ def omits_thinking(request: dict[str, Any]) -> bool:
     return isinstance(thinking, dict) and thinking.get("display") == "omitted"
 
 
-def _assistant_message(content: Any, param: str) -> dict[str, Any]:
+def _assistant_message(content: Any, param: str, thinks: bool) -> dict[str, Any]:
     if isinstance(content, str):
         return {"role": "assistant", "content": content}
     texts, calls, thoughts = [], [], []
@@ -146,7 +146,7 @@ def _assistant_message(content: Any, param: str) -> dict[str, Any]:
             calls.append({"id": block.get("id"), "type": "function", "function": {
                 "name": block.get("name"), "arguments": orjson.dumps(block.get("input") or {}).decode()}})
     message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
-    if any(thoughts):
+    if thinks and any(thoughts):  # a model that cannot think refuses it (OpenAI's: an unknown parameter)
         message["reasoning_content"] = "".join(thoughts)
     if calls:
         message["tool_calls"] = calls
@@ -176,7 +176,7 @@ class MessagesToChat:
             messages.append({"role": "system", "content": system if isinstance(system, str) else text_of(system)})
         for i, message in enumerate(body.get("messages") or []):
             if message.get("role") == "assistant":
-                messages.append(_assistant_message(message.get("content"), f"messages.{i}.content"))
+                messages.append(_assistant_message(message.get("content"), f"messages.{i}.content", ctx.thinks))
             else:
                 messages.extend(_user_messages(message.get("content"), f"messages[{i}].content"))
         out: dict[str, Any] = {"model": ctx.upstream_model, "messages": messages}

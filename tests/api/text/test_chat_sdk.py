@@ -72,6 +72,24 @@ def test_a_tool_loop_on_a_thinking_claude_model_goes_on(sdk):
         *follow, {"role": "assistant", "content": "Snow."}, {"role": "user", "content": "and tomorrow?"}])
     assert again.choices[0].message.reasoning_content  # a new question, once the loop is over, is thought about
 
+def test_a_conversation_goes_on_with_the_openai_model_after_the_thinking_claude_one(sdk):
+    """An agent that switches models mid-loop sends back Claude's answer as the SDK kept it, with
+    its signed thinking (``thinking_blocks``) and reasoning: the OpenAI model is not sent them
+    (the vendor refuses a message field it does not know), buffered or streamed."""
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    asked = [{"role": "user", "content": "get_weather for Oslo"}]
+    message = sdk.chat.completions.create(model="epsilon-4.5", tools=tools, messages=asked,
+                                          reasoning_effort="low").choices[0].message
+    assert message.thinking_blocks and message.reasoning_content
+    follow = [*asked, message, {"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": "snow"}]
+    second = sdk.chat.completions.create(model="omicron-4-mini", tools=tools, messages=follow)
+    assert second.choices[0].message.content == "The tool get_weather returned: snow"
+    streamed = sdk.chat.completions.create(model="omicron-4-mini", tools=tools, messages=follow, stream=True)
+    assert "".join(c.choices[0].delta.content or "" for c in streamed if c.choices) == \
+        "The tool get_weather returned: snow"
+
+
 def test_audio_the_claude_model_cannot_hear_is_refused_by_name(sdk):
     with pytest.raises(openai.BadRequestError) as refused:
         sdk.chat.completions.create(model="epsilon-4.5", messages=[{"role": "user", "content": [

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from studio.core.errors import BadRequest
-from studio.gateway.text.chat_to_messages import TRANSLATOR
+from studio.gateway.text.chat_to_messages import TRANSLATOR, holds_thinking_fields, without_thinking_fields
 from tests.gateway.text.helpers import ctx, run_stream
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather",
@@ -210,3 +210,33 @@ def test_files_become_documents_and_other_parts_are_refused_by_name():
         with pytest.raises(BadRequest) as refused:
             TRANSLATOR.request(user(part), ctx())
         assert refused.value.param == param
+
+
+def test_what_a_chat_vendor_is_not_sent_is_found_and_left_out():
+    """A conversation that goes on with a chat vendor's model after the Claude one holds the
+    signed ``thinking_blocks`` (no chat vendor has the field) and Claude's reasoning: the blocks
+    are left out, and the reasoning too for a model that cannot think."""
+    block = {"type": "thinking", "thinking": "Hm.", "signature": "sig"}
+    claude = {"role": "assistant", "content": None, "reasoning_content": "Hm.", "thinking_blocks": [block],
+              "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    deepseek = {"role": "assistant", "content": "Hi.", "reasoning_content": "Greet."}
+    user = {"role": "user", "content": "hi"}
+    body = {"messages": [user, claude, {"role": "tool", "tool_call_id": "t1", "content": "x"}]}
+    raw = orjson.dumps(body)
+    assert holds_thinking_fields(body, raw, True) and holds_thinking_fields(body, None, False)
+    thinking = without_thinking_fields(body["messages"], True)
+    assert thinking[1] == {k: v for k, v in claude.items() if k != "thinking_blocks"}
+    assert thinking[0] is user and thinking[2] is body["messages"][2]
+    assert without_thinking_fields(body["messages"], False)[1] == {"role": "assistant", "content": None,
+                                                                   "tool_calls": claude["tool_calls"]}
+    assert "thinking_blocks" in claude  # the client's own body is left as it was
+    # A thinking chat model's own reasoning goes back to it; one that cannot think is not sent it.
+    shown = {"messages": [user, deepseek, user]}
+    assert not holds_thinking_fields(shown, orjson.dumps(shown), True)
+    assert holds_thinking_fields(shown, orjson.dumps(shown), False)
+    assert without_thinking_fields(shown["messages"], False)[1] == {"role": "assistant", "content": "Hi."}
+    # The quick look at the raw body: a conversation without either name is not walked.
+    plain = {"messages": [user]}
+    assert not holds_thinking_fields(plain, orjson.dumps(plain), False)
+    assert not holds_thinking_fields({"messages": [user, {"role": "user", "content": "thinking_blocks"}]},
+                                     b'{"x":"thinking_blocks"}', True)

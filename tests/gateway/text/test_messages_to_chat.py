@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import orjson
 import pytest
 
@@ -113,6 +115,9 @@ def test_a_checked_thinking_block_goes_back_as_the_turns_reasoning_content():
     assert messages[1] == {"role": "assistant", "content": None, "reasoning_content": "Weigh it.", "tool_calls": [
         {"id": "t1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}]}
     assert messages[3] == {"role": "assistant", "content": "Snow."}
+    # A model that cannot think is not sent it (OpenAI's refuses it as an unknown parameter).
+    unthinking = TRANSLATOR.request(body, replace(ctx(), thinks=False))["messages"]
+    assert "reasoning_content" not in unthinking[1] and unthinking[1]["tool_calls"] == messages[1]["tool_calls"]
 
 
 def test_omitted_thinking_comes_without_its_text_and_goes_back_with_it():

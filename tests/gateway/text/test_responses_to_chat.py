@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import orjson
 import pytest
 
@@ -165,6 +167,9 @@ def test_a_reasoning_item_goes_back_with_the_assistant_turn_it_led_to():
                                   ctx())["messages"]
     assert messages[1]["reasoning_content"] == "Look it up." and len(messages[1]["tool_calls"]) == 2
     assert messages[4] == {"role": "assistant", "content": "Snow."}
+    # A model that cannot think is not sent it (OpenAI's refuses it as an unknown parameter).
+    unthinking = TRANSLATOR.request({"input": [asked, thought, *calls, *results]}, replace(ctx(), thinks=False))
+    assert "reasoning_content" not in unthinking["messages"][1] and len(unthinking["messages"][1]["tool_calls"]) == 2
 
 
 def test_an_outputs_parts_give_the_tool_their_text_and_the_turn_their_images():
