@@ -181,13 +181,17 @@ def web():
 
 @pytest.fixture
 async def client():
-    """An HTTP client speaking to the ASGI application in-process."""
+    """An HTTP client speaking to the ASGI application in-process. At the end the application's
+    upstream client of this event loop is closed, as the server's shutdown closes it (its
+    connections to a loopback vendor are not left to the garbage collector)."""
     from studio.asgi import application
+    from studio.providers import http
 
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=application), base_url="http://testserver", timeout=60
     ) as c:
         yield c
+    await http.close_client()
 
 
 @pytest.fixture
