@@ -88,6 +88,12 @@ def seal(data: bytes, purpose: str) -> str:
     return _sealer(settings.SECRET_KEY, purpose).encrypt(zlib.compress(data)).decode()
 
 
+def sealed_form(value: object) -> bool:
+    """Whether ``value`` has the form of a seal (a Fernet token: its version byte and the high bytes
+    of its time spell ``gAAAAA``), whether or not it opens."""
+    return isinstance(value, str) and value.startswith("gAAAAA")
+
+
 def unseal(token: object, purpose: str) -> bytes | None:
     """What ``seal`` sealed for ``purpose``; None for anything else (not a token, changed, made for
     another purpose or under another key)."""

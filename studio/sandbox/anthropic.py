@@ -10,12 +10,15 @@ and ``tool_use`` blocks, and streams ``message_start`` … ``message_stop`` with
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 
+from studio.core import crypto
 from studio.sandbox import textgen
 from studio.sandbox.app import Request, Response, json_response, route, sse_response
 from studio.sandbox.textgen import Completion, Prompt, Tool, Turn
@@ -147,6 +150,7 @@ def messages_prompt(body: dict[str, Any], counting: bool = False) -> Prompt:
         if message["role"] == "assistant":
             turns = [Turn("assistant", t.text) for t in turns if t.role == "user"]
         prompt.turns.extend(turns)
+    _check_signatures(messages)
     asked: list[str] = []  # the tool_use ids of the message before (checked once every message is well formed)
     used: set[str] = set()
     for i, message in enumerate(messages):
@@ -168,6 +172,44 @@ def messages_prompt(body: dict[str, Any], counting: bool = False) -> Prompt:
     if prompt.thinking:
         _check_thinking_leads_tool_use(messages)
     return prompt
+
+
+THINKING_PURPOSE = "studio.sandbox.anthropic.thinking"
+
+
+def _signature(thinking: str) -> str:
+    """A thinking block's ``signature`` as the vendor makes it: the thinking itself, encrypted, so a
+    block sent back with its text omitted still carries it, and one changed or made elsewhere is
+    told apart (standard base64 around the token, as opaque as the vendor's)."""
+    return base64.b64encode(crypto.seal(thinking.encode(), THINKING_PURPOSE).encode()).decode()
+
+
+def _signed_thinking(signature: Any) -> str | None:
+    """The thinking a ``_signature`` holds; None for any other value."""
+    if not isinstance(signature, str):
+        return None
+    try:
+        token = base64.b64decode(signature, validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    opened = crypto.unseal(token, THINKING_PURPOSE)
+    return None if opened is None else opened.decode()
+
+
+def _check_signatures(messages: list[Any]) -> None:
+    """The vendor's check of each thinking block sent back: its signature is one it made, for this
+    text (or for a text omitted). Another model's block (another vendor's, or a gateway's own
+    signature) is refused, which a conversation switched between models meets."""
+    for i, message in enumerate(messages):
+        content = message.get("content") if message.get("role") == "assistant" else None
+        for j, block in enumerate(content if isinstance(content, list) else ()):
+            if not isinstance(block, dict) or block.get("type") != "thinking":
+                continue
+            if "signature" not in block:
+                raise _invalid(f"messages.{i}.content.{j}.thinking.signature: Field required")
+            signed = _signed_thinking(block.get("signature"))
+            if signed is None or (block.get("thinking") and block.get("thinking") != signed):
+                raise _invalid(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
 
 
 def _check_thinking_leads_tool_use(messages: list[Any]) -> None:
@@ -202,7 +244,7 @@ def _content(result: Completion, omit_thinking: bool) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     if result.thinking:
         blocks.append({"type": "thinking", "thinking": "" if omit_thinking else result.thinking,
-                       "signature": textgen.stable_id("sig_", result.thinking)})
+                       "signature": _signature(result.thinking)})
     if result.pieces:
         blocks.append({"type": "text", "text": result.text})
     if result.tool_call:

@@ -82,3 +82,6 @@ def test_a_seal_opens_only_for_its_purpose_and_key(settings):
         assert crypto.unseal(wrong, "thinking") is None
     settings.SECRET_KEY = "another secret key for this test, long enough to be one"
     assert crypto.unseal(sealed, "thinking") is None
+    # Any seal has a seal's form, whether or not it opens; other values have not.
+    assert crypto.sealed_form(sealed) and crypto.sealed_form(changed)
+    assert not any(crypto.sealed_form(other) for other in ("not a token", "EqQBCkgIARABGAIiQL2x", None, 7))

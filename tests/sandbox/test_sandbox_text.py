@@ -105,7 +105,8 @@ async def test_omitted_thinking_keeps_its_signature_without_its_text(sandbox):
     shown = (await sandbox.post("/v1/messages", headers=ANTHROPIC, json={
         **ask, "thinking": {"type": "enabled", "budget_tokens": 1024}})).json()["content"][0]
     omitted = (await sandbox.post("/v1/messages", headers=ANTHROPIC, json=ask)).json()["content"][0]
-    assert shown["thinking"] and omitted == {**shown, "thinking": ""}
+    assert shown["thinking"] and omitted["type"] == "thinking" and omitted["thinking"] == ""
+    assert omitted["signature"] and shown["thinking"] not in omitted["signature"]
     streamed = await sandbox.post("/v1/messages", headers=ANTHROPIC, json={**ask, "stream": True})
     deltas = [orjson.loads(line[6:])["delta"]["type"] for line in streamed.text.splitlines()
               if line.startswith("data: ") and '"content_block_delta"' in line]
@@ -135,6 +136,30 @@ async def test_a_thinking_tool_loop_sends_back_the_thinking_that_led_to_the_call
     finished = {**dropped, "messages": [*dropped["messages"], {"role": "assistant", "content": "Snow."},
                                         {"role": "user", "content": "thanks"}]}
     assert (await sandbox.post("/v1/messages", headers=ANTHROPIC, json=finished)).status_code == 200
+
+async def test_a_thinking_block_sent_back_is_checked_against_its_signature(sandbox):
+    """As the vendor: a block comes back with the signature it was given (its text omitted or
+    not); a changed text, another model's signature or none is the vendor's 400, naming the block."""
+    ask = {"model": "claude-sonnet-4-5", "max_tokens": 2000, "thinking": {"type": "enabled", "budget_tokens": 1024},
+           "messages": [{"role": "user", "content": "why is the sky blue?"}]}
+    block = (await sandbox.post("/v1/messages", headers=ANTHROPIC, json=ask)).json()["content"][0]
+
+    async def back(thought):
+        return await sandbox.post("/v1/messages", headers=ANTHROPIC, json={**ask, "messages": [
+            *ask["messages"], {"role": "assistant", "content": [thought, {"type": "text", "text": "Light."}]},
+            {"role": "user", "content": "and at dusk?"}]})
+
+    assert (await back(block)).status_code == 200
+    assert (await back({**block, "thinking": ""})).status_code == 200
+    for wrong in ({**block, "thinking": "something else"}, {**block, "signature": "c2d3MQ" + block["signature"][6:]},
+                  {**block, "signature": "gAAAAABfake"}):
+        refused = await back(wrong)
+        assert refused.status_code == 400
+        assert refused.json()["error"] == {"type": "invalid_request_error",
+                                           "message": "messages.1.content.0: Invalid `signature` in `thinking` block"}
+    unsigned = await back({"type": "thinking", "thinking": "x"})
+    assert unsigned.json()["error"]["message"] == "messages.1.content.0.thinking.signature: Field required"
+
 
 async def test_messages_stream_usage_is_cumulative_and_failure_is_error_event(sandbox):
     async with sandbox.stream("POST", "/v1/messages", headers=ANTHROPIC, json={

@@ -11,12 +11,17 @@ final ``message_delta`` waits for the usage chunk, which is always requested ups
 
 A chat upstream's reasoning becomes a ``thinking`` block whose ``signature`` the gateway signs
 (HMAC of the thinking text under a key derived from ``SECRET_KEY``); a client that sends the block
-back is checked, and a changed or invented block is refused with a 400 naming it, as the vendor
-does. A checked block goes back upstream as its assistant message's ``reasoning_content``: a chat
+back is checked, and a changed block is refused with a 400 naming it, as the vendor does. A
+checked block goes back upstream as its assistant message's ``reasoning_content``: a chat
 upstream that shows its reasoning wants it back (DeepSeek's, in thinking mode, refuses a turn of
 tool calls without it). A client that asks for ``thinking.display: omitted`` gets the block as the
 vendor gives it then, its text empty and sealed (encrypted) inside the signature, which carries it
 back upstream all the same.
+
+A conversation switched between models holds the other side's blocks. Claude's thinking (a
+signature in no form the gateway writes, which it cannot check) reaches a chat upstream as its
+text. The gateway's own blocks are left out of a call to a messages vendor, which refuses a
+signature it did not make (``without_own_thinking``).
 """
 
 from __future__ import annotations
@@ -112,17 +117,73 @@ def seal_thinking(thinking: str) -> str:
     return crypto.seal(thinking.encode(), SIGNATURE_SALT)
 
 
+# How every ``sign_thinking`` signature starts (base64 of ``SIGNATURE_PREFIX``'s four bytes).
+_OWN_START = base64.b64encode(SIGNATURE_PREFIX).decode()[:5]
+
+
+def own_signature(signature: Any) -> bool:
+    """Whether a thinking block's ``signature`` has a form the gateway writes (an HMAC of
+    ``sign_thinking``'s or a seal of ``seal_thinking``'s), whether or not it checks out. A
+    vendor's (Claude's) has neither."""
+    return isinstance(signature, str) and (signature.startswith(_OWN_START) or crypto.sealed_form(signature))
+
+
 def _checked_thinking(block: dict[str, Any], param: str) -> str:
-    """The text of a thinking block the gateway made (its own, or sealed in its signature)."""
+    """The text of a thinking block the gateway made (its own, or sealed in its signature); a
+    changed one is refused. Another model's block (Claude's, in a conversation switched to this
+    model) is one the gateway cannot check: its text goes as it came (none when its display was
+    omitted), which a thinking chat model takes as the reasoning that led to the turn."""
     signature = block.get("signature")
     thinking = str(block.get("thinking") or "")
-    if isinstance(signature, str):
-        unsealed = crypto.unseal(signature, SIGNATURE_SALT) if not thinking else None
-        if unsealed is not None:
-            return unsealed.decode()
-        if constant_time_compare(signature, sign_thinking(thinking)):
-            return thinking
+    if not own_signature(signature):
+        return thinking
+    unsealed = crypto.unseal(signature, SIGNATURE_SALT) if not thinking else None
+    if unsealed is not None:
+        return unsealed.decode()
+    if constant_time_compare(signature, sign_thinking(thinking)):
+        return thinking
     raise BadRequest(f"{param}: Invalid `signature` in `thinking` block", param=f"{param}.signature")
+
+
+def _own_thinking(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "thinking" and own_signature(block.get("signature"))
+
+
+def holds_own_thinking(body: dict[str, Any], raw: bytes | None) -> bool:
+    """Whether a messages body holds thinking blocks the gateway signed (a chat upstream's
+    reasoning). With the request's ``raw`` JSON the messages are walked only when such a signature
+    may start in it."""
+    if raw is not None and b'"' + _OWN_START.encode() not in raw and b'"gAAAAA' not in raw:
+        return False
+    messages = body.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("content"), list)
+        and any(map(_own_thinking, m["content"])) for m in messages)
+
+
+def without_own_thinking(body: dict[str, Any]) -> dict[str, Any]:
+    """The body for a messages vendor, which refuses a thinking block it did not sign ("Invalid
+    `signature`"): the gateway's blocks left out (a turn left empty with them; the vendor joins
+    the turns of one role around it). When that leaves a thinking tool loop's last assistant turn
+    without the thinking it must start with, the step goes without thinking, the vendor's own
+    advice ("To avoid this requirement, disable `thinking`")."""
+    messages: list[Any] = []
+    cut: Any = None  # the last assistant turn that lost a block
+    for message in body["messages"]:
+        content = message.get("content") if isinstance(message, dict) and message.get("role") == "assistant" else None
+        if isinstance(content, list) and any(map(_own_thinking, content)):
+            kept = [block for block in content if not _own_thinking(block)]
+            if not kept:
+                continue
+            message = cut = {**message, "content": kept}
+        messages.append(message)
+    out = {**body, "messages": messages}
+    last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "assistant"), None)
+    if (last is not None and last is cut and isinstance(body.get("thinking"), dict)
+            and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in last["content"])
+            and last["content"][0].get("type") not in ("thinking", "redacted_thinking")):
+        del out["thinking"]
+    return out
 
 
 def omits_thinking(request: dict[str, Any]) -> bool:

@@ -9,7 +9,10 @@ translation wrote, and sends it back when it goes on with a model of its own for
   OpenAI answers an item it never stored with a 404, content it cannot verify with a 400;
 - chat: the signed ``thinking_blocks`` of a Claude answer, and ``reasoning_content`` for a model
   that does not think (``chat_to_messages.without_thinking_fields``); OpenAI answers each with
-  its 400 "Unknown parameter".
+  its 400 "Unknown parameter";
+- messages: the thinking blocks the gateway signed for a chat upstream's reasoning
+  (``messages_to_chat.without_own_thinking``); Anthropic answers a signature it did not make with
+  its 400 "Invalid `signature` in `thinking` block".
 
 ``held`` is asked once per call, where the raw body allows with a substring check alone, so a
 call that holds none of them costs no walk of its conversation.
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from studio.gateway.text import chat_to_messages, responses_to_chat
+from studio.gateway.text import chat_to_messages, messages_to_chat, responses_to_chat
 
 
 def held(fmt: str, body: dict[str, Any], raw: bytes | None, thinks: bool) -> bool:
@@ -28,7 +31,7 @@ def held(fmt: str, body: dict[str, Any], raw: bytes | None, thinks: bool) -> boo
         return chat_to_messages.holds_thinking_fields(body, raw, thinks)
     if fmt == "responses":
         return responses_to_chat.holds_own_reasoning(body, raw)
-    return False
+    return fmt == "messages" and messages_to_chat.holds_own_thinking(body, raw)
 
 
 def without(fmt: str, body: dict[str, Any], thinks: bool) -> dict[str, Any]:
@@ -37,4 +40,6 @@ def without(fmt: str, body: dict[str, Any], thinks: bool) -> dict[str, Any]:
         return {**body, "messages": chat_to_messages.without_thinking_fields(body["messages"], thinks)}
     if fmt == "responses":
         return {**body, "input": responses_to_chat.without_own_reasoning(body["input"])}
+    if fmt == "messages":
+        return messages_to_chat.without_own_thinking(body)
     return body

@@ -206,6 +206,60 @@ async def test_a_thinking_turn_of_tool_calls_goes_back_with_its_reasoning(client
     assert reasoning_chat_vendor.requests[-1]["body"]["messages"][1]["reasoning_content"] == "Look it up."
 
 
+WEATHER = [{"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+
+
+@pytest.fixture
+async def claude_and_reasoner(settings, reasoning_chat_vendor):
+    """``reasoning_chat_vendor`` for omicron-4-mini, and the sandbox's Claude for epsilon-4.5 (an
+    upstream of its own: the sandbox's default one is off)."""
+    await add_upstream("anthropic", settings.STUDIO_SANDBOX_BASE_URL, {"epsilon-4.5": "claude-sonnet-4-5"})
+    return reasoning_chat_vendor
+
+
+def _tool_result(call_id: str) -> dict:
+    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": "snow"}]}
+
+
+async def test_a_loop_switched_from_the_claude_model_to_a_chat_one_goes_on(client, alice, claude_and_reasoner):
+    """Claude Code's ``/model`` mid-loop, from the Claude model to a thinking chat model: Claude's
+    signed thinking, which the gateway cannot check, is not refused, and its text goes upstream as
+    the turn's reasoning, which such a vendor wants back (DeepSeek's refuses the turn without it)."""
+    ask = {"model": "epsilon-4.5", "max_tokens": 2048, "thinking": {"type": "enabled", "budget_tokens": 1024},
+           "tools": WEATHER, "messages": [{"role": "user", "content": "get_weather for Oslo"}]}
+    first = (await client.post("/v1/messages", headers=keys(alice), json=ask)).json()
+    assert [block["type"] for block in first["content"]] == ["thinking", "text", "tool_use"]
+    follow = {**ask, "model": "omicron-4-mini", "messages": [
+        *ask["messages"], {"role": "assistant", "content": first["content"]}, _tool_result(first["content"][-1]["id"])]}
+    second = await client.post("/v1/messages", headers=keys(alice), json=follow)
+    assert second.status_code == 200 and second.json()["content"][-1] == {"type": "text", "text": "Done."}
+    assert claude_and_reasoner.requests[-1]["body"]["messages"][1]["reasoning_content"] == \
+        first["content"][0]["thinking"]
+
+
+@pytest.mark.parametrize("display", ["summarized", "omitted"])
+async def test_a_loop_switched_from_a_chat_model_to_the_claude_one_goes_on(client, alice, claude_and_reasoner,
+                                                                         display):
+    """The other way: the thinking blocks the gateway signed for the chat model's reasoning are not
+    sent to the vendor, which refuses a signature it did not make; the loop's step goes without
+    thinking (the vendor wants its own thinking to lead a tool loop's last turn), the next question
+    is thought about again."""
+    ask = {"model": "omicron-4-mini", "max_tokens": 2048,
+           "thinking": {"type": "enabled", "budget_tokens": 1024, "display": display},
+           "tools": WEATHER, "messages": [{"role": "user", "content": "get_weather for Oslo"}]}
+    first = (await client.post("/v1/messages", headers=keys(alice), json=ask)).json()
+    assert [block["type"] for block in first["content"]] == ["thinking", "tool_use"]
+    follow = {**ask, "model": "epsilon-4.5", "messages": [
+        *ask["messages"], {"role": "assistant", "content": first["content"]}, _tool_result("call_1")]}
+    second = await client.post("/v1/messages", headers=keys(alice), json=follow)
+    assert second.status_code == 200, second.text
+    assert [block["type"] for block in second.json()["content"]] == ["text"]
+    again = {**follow, "messages": [*follow["messages"], {"role": "assistant", "content": second.json()["content"]},
+                                    {"role": "user", "content": "and tomorrow?"}]}
+    third = await client.post("/v1/messages", headers=keys(alice), json=again)
+    assert third.status_code == 200 and third.json()["content"][0]["type"] == "thinking"
+
+
 PDF = base64.b64encode(b"%PDF-1.4 one page").decode()
 
 

@@ -8,7 +8,12 @@ import orjson
 import pytest
 
 from studio.core.errors import BadRequest
-from studio.gateway.text.messages_to_chat import TRANSLATOR, sign_thinking
+from studio.gateway.text.messages_to_chat import (
+    TRANSLATOR,
+    holds_own_thinking,
+    sign_thinking,
+    without_own_thinking,
+)
 from tests.gateway.text.helpers import ctx, run_stream
 
 TOOLS = [{"name": "get_weather", "description": "Weather", "input_schema": {
@@ -143,11 +148,57 @@ def test_omitted_thinking_comes_without_its_text_and_goes_back_with_it():
             "role": "assistant", "content": "Snow.", "reasoning_content": "Look it up."}
     sealed, middle = thought["signature"], len(thought["signature"]) // 2
     changed = sealed[:middle] + ("A" if sealed[middle] != "A" else "B") + sealed[middle + 1:]
-    for signature in (changed, "bm90IGEgc2VhbA==", "%%%"):
+    for signature in (changed, "gAAAAAnot-a-seal", sign_thinking("x")):
         forged = {**ask, "messages": [*ask["messages"], {"role": "assistant", "content": [
             {"type": "thinking", "thinking": "", "signature": signature}]}, {"role": "user", "content": "sure?"}]}
         with pytest.raises(BadRequest, match="signature"):
             TRANSLATOR.request(forged, ctx())
+
+
+@pytest.mark.parametrize("thinking", ["Claude's thought.", ""])
+def test_another_models_thinking_goes_to_a_chat_upstream_as_it_came(thinking):
+    """A conversation switched from the Claude model: Claude's blocks (signatures in no form the
+    gateway writes, which it cannot check) give the turn their text as its reasoning, for a chat
+    upstream that wants it back; a block whose text was omitted gives none, and nothing is refused."""
+    claude = {"type": "thinking", "thinking": thinking, "signature": "EqQBCkgIARABGAIiQL2x/claude"}
+    body = {"max_tokens": 30, "messages": [
+        {"role": "user", "content": "weather?"},
+        {"role": "assistant", "content": [claude, {"type": "tool_use", "id": "t1", "name": "get_weather",
+                                                   "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "snow"}]}]}
+    turn = TRANSLATOR.request(body, ctx())["messages"][1]
+    assert turn.get("reasoning_content") == (thinking or None) and turn["tool_calls"][0]["id"] == "t1"
+
+
+def test_the_gateways_own_thinking_is_left_out_for_a_messages_vendor():
+    """Switched to the Claude model, a conversation's blocks the gateway signed are not sent (the
+    vendor refuses a signature it did not make); a tool loop's last turn that loses the thinking it
+    must start with makes the step go without thinking, the vendor's advice."""
+    own = {"type": "thinking", "thinking": "Look it up.", "signature": sign_thinking("Look it up.")}
+    sealed = TRANSLATOR.response({"choices": [{"index": 0, "finish_reason": "stop", "message": {
+        "role": "assistant", "content": "Hi.", "reasoning_content": "Greet."}}]}, ctx(request={
+            "thinking": {"type": "enabled", "display": "omitted"}}))["content"][0]
+    claude = {"type": "thinking", "thinking": "Mine.", "signature": "EqQBCkgIARABGAIiQL2x/claude"}
+    call = {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {}}
+    user = {"role": "user", "content": "hi"}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "snow"}]}
+    body = {"max_tokens": 99, "thinking": {"type": "enabled", "budget_tokens": 1024}, "messages": [
+        user, {"role": "assistant", "content": [sealed, {"type": "text", "text": "Hi."}]}, user,
+        {"role": "assistant", "content": [sealed]}, user,
+        {"role": "assistant", "content": [own, call]}, result]}
+    raw = orjson.dumps(body)
+    assert holds_own_thinking(body, raw) and holds_own_thinking(body, None)
+    out = without_own_thinking(body)
+    assert out["messages"] == [user, {"role": "assistant", "content": [{"type": "text", "text": "Hi."}]}, user,
+                               user, {"role": "assistant", "content": [call]}, result]
+    assert "thinking" not in out and body["messages"][5]["content"][0] is own  # the client's body as it was
+    # Claude's own blocks stay, and with them the thinking; an earlier turn's loss leaves it on.
+    kept = {**body, "messages": [user, {"role": "assistant", "content": [own, {"type": "text", "text": "Hi."}]}, user,
+                                 {"role": "assistant", "content": [claude, call]}, result]}
+    assert without_own_thinking(kept)["thinking"] == body["thinking"]
+    assert without_own_thinking(kept)["messages"][3]["content"] == [claude, call]
+    claude_only = {**body, "messages": [user, {"role": "assistant", "content": [claude, call]}, result]}
+    assert not holds_own_thinking(claude_only, orjson.dumps(claude_only))
 
 
 def test_thinking_asks_a_chat_upstream_for_an_effort():

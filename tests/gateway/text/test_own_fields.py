@@ -1,11 +1,12 @@
-"""What a same-format call leaves out of a conversation: the chat and responses fields the
-gateway's translations wrote, found from the raw body and removed from a copy."""
+"""What a same-format call leaves out of a conversation: the chat, responses and messages fields
+the gateway's translations wrote, found from the raw body and removed from a copy."""
 
 from __future__ import annotations
 
 import orjson
 
 from studio.gateway.text import own_fields
+from studio.gateway.text.messages_to_chat import sign_thinking
 
 USER = {"role": "user", "content": "hi"}
 CLAUDE = {"role": "assistant", "content": "Hi.", "reasoning_content": "Greet.",
@@ -32,9 +33,18 @@ def test_responses_leaves_out_its_own_reasoning_items_only():
     assert not own_fields.held("responses", vendor_only, orjson.dumps(vendor_only), True)
 
 
-def test_a_plain_conversation_and_the_messages_format_hold_none():
-    chat = {"model": "m", "messages": [USER]}
-    assert not own_fields.held("chat", chat, orjson.dumps(chat), False)
-    messages = {"model": "m", "messages": [USER, CLAUDE]}
-    assert not own_fields.held("messages", messages, orjson.dumps(messages), False)
-    assert own_fields.without("messages", messages, False) is messages
+def test_messages_leaves_out_the_thinking_the_gateway_signed():
+    own = {"type": "thinking", "thinking": "Greet.", "signature": sign_thinking("Greet.")}
+    claude = {"type": "thinking", "thinking": "Hm.", "signature": "EqQBCkgIARABGAIiQL2x"}
+    text = {"type": "text", "text": "Hi."}
+    body = {"model": "m", "messages": [USER, {"role": "assistant", "content": [own, text]}, USER,
+                                       {"role": "assistant", "content": [claude, text]}, USER]}
+    assert own_fields.held("messages", body, orjson.dumps(body), True)
+    out = own_fields.without("messages", body, True)["messages"]
+    assert out[1]["content"] == [text] and out[3]["content"] == [claude, text]
+
+
+def test_a_plain_conversation_holds_none():
+    for fmt, body in (("chat", {"model": "m", "messages": [USER]}), ("responses", {"model": "m", "input": [USER]}),
+                      ("messages", {"model": "m", "messages": [USER, {"role": "assistant", "content": "Hi."}]})):
+        assert not own_fields.held(fmt, body, orjson.dumps(body), False)
