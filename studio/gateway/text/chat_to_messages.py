@@ -189,27 +189,29 @@ def signed_block(block: Any) -> dict[str, Any] | None:
 
 # What a chat vendor is not sent on a message: the signed blocks this translation writes (no chat
 # vendor's API has the field: OpenAI refuses it as an unknown parameter) and, to a model that
-# cannot think, reasoning (OpenAI's chat models refuse ``reasoning_content`` the same way).
+# takes no reasoning back, reasoning (OpenAI's chat models refuse ``reasoning_content`` the same
+# way).
 _NOT_SENT = frozenset({"thinking_blocks"})
-_NOT_SENT_UNTHINKING = frozenset({"thinking_blocks", "reasoning_content"})
+_NOT_SENT_WITHOUT_REASONING = frozenset({"thinking_blocks", "reasoning_content"})
 
 
-def holds_thinking_fields(body: dict[str, Any], raw: bytes | None, thinks: bool) -> bool:
+def holds_thinking_fields(body: dict[str, Any], raw: bytes | None, takes_reasoning: bool) -> bool:
     """Whether a chat body's messages hold a field ``without_thinking_fields`` leaves out for a
-    model that does (or, with ``thinks`` false, does not) think. With the request's ``raw`` JSON
-    the messages are walked only when a field's name is in it."""
-    if raw is not None and b'"thinking_blocks"' not in raw and (thinks or b'"reasoning_content"' not in raw):
+    model that does (or does not) take reasoning back. With the request's ``raw`` JSON the
+    messages are walked only when a field's name is in it."""
+    if (raw is not None and b'"thinking_blocks"' not in raw
+            and (takes_reasoning or b'"reasoning_content"' not in raw)):
         return False
     messages = body.get("messages")
-    drop = _NOT_SENT if thinks else _NOT_SENT_UNTHINKING
+    drop = _NOT_SENT if takes_reasoning else _NOT_SENT_WITHOUT_REASONING
     return isinstance(messages, list) and any(isinstance(m, dict) and not drop.isdisjoint(m) for m in messages)
 
 
-def without_thinking_fields(messages: list[Any], thinks: bool) -> list[Any]:
+def without_thinking_fields(messages: list[Any], takes_reasoning: bool) -> list[Any]:
     """The messages for a chat vendor: the signed ``thinking_blocks`` a client brought back left
-    out, and any ``reasoning_content`` too unless the model ``thinks`` (a thinking chat model,
-    DeepSeek's, wants its reasoning back)."""
-    drop = _NOT_SENT if thinks else _NOT_SENT_UNTHINKING
+    out, and any ``reasoning_content`` too unless the model ``takes_reasoning`` (a chat model that
+    shows its reasoning, DeepSeek's, wants it back)."""
+    drop = _NOT_SENT if takes_reasoning else _NOT_SENT_WITHOUT_REASONING
     return [{k: v for k, v in m.items() if k not in drop} if isinstance(m, dict) and not drop.isdisjoint(m) else m
             for m in messages]
 

@@ -141,8 +141,10 @@ async def prepare(principal: Principal, fmt: str, raw: bytes, headers: Mapping[s
         upstream_body = {**{k: v for k, v in body.items() if k != "previous_response_id"}, "input": context}
         size += len(orjson.dumps(context))
     default_max = int(model.capabilities.get("default_max_tokens") or DEFAULT_MAX_TOKENS)
+    thinking = model.capabilities.get("thinking")
     ctx = Context(model=model.model_id, upstream_model="", stream=stream, include_usage=wants_usage(fmt, body),
-                  default_max_tokens=default_max, request=body, thinks=model.capabilities.get("thinking") is not False)
+                  default_max_tokens=default_max, request=body, thinks=thinking is not False,
+                  takes_reasoning=thinking is not False and thinking != "hidden")
     upstreams = capable(routing.candidates(snap, model.model_id), model, Capability.TEXT)
     for upstream in upstreams:
         translators.plan(fmt, upstream_formats(model, upstream))  # a 400 now if no translation reaches it
@@ -153,7 +155,7 @@ async def prepare(principal: Principal, fmt: str, raw: bytes, headers: Mapping[s
                     model_field=b'"model":' + orjson.dumps(model.model_id), principal=principal,
                     headers=dict(headers or {}), upstream_body=upstream_body, context=context,
                     previous_field=b'"previous_response_id":' + orjson.dumps(previous) if previous else b"",
-                    own_fields=own_fields.held(fmt, upstream_body, None if previous else raw, ctx.thinks))
+                    own_fields=own_fields.held(fmt, upstream_body, None if previous else raw, ctx.takes_reasoning))
 
 
 def _max_tokens(body: dict[str, Any], default: int) -> int:
@@ -176,7 +178,7 @@ def _leg(call: TextCall, upstream: UpstreamEntry) -> Leg:
     ctx = call.ctx.for_upstream(upstream.upstream_model(call.model.model_id))
     if translator is not None:
         return Leg(provider, target, translator, orjson.dumps(translator.request(call.upstream_body, ctx)), ctx)
-    body = own_fields.without(call.fmt, call.upstream_body, ctx.thinks) if call.own_fields else call.upstream_body
+    body = own_fields.without(call.fmt, call.upstream_body, ctx.takes_reasoning) if call.own_fields else call.upstream_body
     body = {**body, "model": ctx.upstream_model}
     injected = call.stream and call.fmt == "chat" and not ctx.include_usage
     if injected:

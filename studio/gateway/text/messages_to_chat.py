@@ -179,10 +179,11 @@ def without_own_thinking(body: dict[str, Any]) -> dict[str, Any]:
         messages.append(message)
     out = {**body, "messages": messages}
     last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "assistant"), None)
-    if (last is not None and last is cut and isinstance(body.get("thinking"), dict)
-            and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in last["content"])
-            and last["content"][0].get("type") not in ("thinking", "redacted_thinking")):
-        del out["thinking"]
+    if last is not None and last is cut and isinstance(body.get("thinking"), dict):
+        blocks = [block for block in last["content"] if isinstance(block, dict)]
+        if (any(block.get("type") == "tool_use" for block in blocks)
+                and blocks[0].get("type") not in ("thinking", "redacted_thinking")):
+            del out["thinking"]
     return out
 
 
@@ -192,7 +193,7 @@ def omits_thinking(request: dict[str, Any]) -> bool:
     return isinstance(thinking, dict) and thinking.get("display") == "omitted"
 
 
-def _assistant_message(content: Any, param: str, thinks: bool) -> dict[str, Any]:
+def _assistant_message(content: Any, param: str, takes_reasoning: bool) -> dict[str, Any]:
     if isinstance(content, str):
         return {"role": "assistant", "content": content}
     texts, calls, thoughts = [], [], []
@@ -207,7 +208,7 @@ def _assistant_message(content: Any, param: str, thinks: bool) -> dict[str, Any]
             calls.append({"id": block.get("id"), "type": "function", "function": {
                 "name": block.get("name"), "arguments": orjson.dumps(block.get("input") or {}).decode()}})
     message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
-    if thinks and any(thoughts):  # a model that cannot think refuses it (OpenAI's: an unknown parameter)
+    if takes_reasoning and any(thoughts):  # others refuse it (OpenAI's: an unknown parameter)
         message["reasoning_content"] = "".join(thoughts)
     if calls:
         message["tool_calls"] = calls
@@ -237,7 +238,7 @@ class MessagesToChat:
             messages.append({"role": "system", "content": system if isinstance(system, str) else text_of(system)})
         for i, message in enumerate(body.get("messages") or []):
             if message.get("role") == "assistant":
-                messages.append(_assistant_message(message.get("content"), f"messages.{i}.content", ctx.thinks))
+                messages.append(_assistant_message(message.get("content"), f"messages.{i}.content", ctx.takes_reasoning))
             else:
                 messages.extend(_user_messages(message.get("content"), f"messages[{i}].content"))
         out: dict[str, Any] = {"model": ctx.upstream_model, "messages": messages}

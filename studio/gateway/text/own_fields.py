@@ -8,8 +8,9 @@ translation wrote, and sends it back when it goes on with a model of its own for
 - responses: the reasoning items a translation wrote (``responses_to_chat.own_reasoning``);
   OpenAI answers an item it never stored with a 404, content it cannot verify with a 400;
 - chat: the signed ``thinking_blocks`` of a Claude answer, and ``reasoning_content`` for a model
-  that does not think (``chat_to_messages.without_thinking_fields``); OpenAI answers each with
-  its 400 "Unknown parameter";
+  that takes no reasoning back (``Context.takes_reasoning``;
+  ``chat_to_messages.without_thinking_fields``); OpenAI answers each with its 400 "Unknown
+  parameter";
 - messages: the thinking blocks the gateway signed for a chat upstream's reasoning
   (``messages_to_chat.without_own_thinking``); Anthropic answers a signature it did not make with
   its 400 "Invalid `signature` in `thinking` block".
@@ -25,19 +26,19 @@ from typing import Any
 from studio.gateway.text import chat_to_messages, messages_to_chat, responses_to_chat
 
 
-def held(fmt: str, body: dict[str, Any], raw: bytes | None, thinks: bool) -> bool:
+def held(fmt: str, body: dict[str, Any], raw: bytes | None, takes_reasoning: bool) -> bool:
     """Whether ``body`` (its request's ``raw`` JSON, when it is the client's own) holds any."""
     if fmt == "chat":
-        return chat_to_messages.holds_thinking_fields(body, raw, thinks)
+        return chat_to_messages.holds_thinking_fields(body, raw, takes_reasoning)
     if fmt == "responses":
         return responses_to_chat.holds_own_reasoning(body, raw)
     return fmt == "messages" and messages_to_chat.holds_own_thinking(body, raw)
 
 
-def without(fmt: str, body: dict[str, Any], thinks: bool) -> dict[str, Any]:
+def without(fmt: str, body: dict[str, Any], takes_reasoning: bool) -> dict[str, Any]:
     """``body`` with them left out (a new dictionary; ``body`` is the client's)."""
     if fmt == "chat":
-        return {**body, "messages": chat_to_messages.without_thinking_fields(body["messages"], thinks)}
+        return {**body, "messages": chat_to_messages.without_thinking_fields(body["messages"], takes_reasoning)}
     if fmt == "responses":
         return {**body, "input": responses_to_chat.without_own_reasoning(body["input"])}
     if fmt == "messages":

@@ -90,7 +90,7 @@ def unseal_blocks(content: Any) -> list[dict[str, Any]]:
     return [block for block in blocks if isinstance(block, dict)] if isinstance(blocks, list) else []
 
 
-def _messages(body: dict[str, Any], signed_thinking: bool, thinks: bool) -> list[dict[str, Any]]:
+def _messages(body: dict[str, Any], signed_thinking: bool, takes_reasoning: bool) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     reasoning = ""  # a reasoning item's text, for the assistant message that follows it
     signed: list[dict[str, Any]] = []  # its sealed thinking blocks (``signed_thinking``)
@@ -135,7 +135,7 @@ def _messages(body: dict[str, Any], signed_thinking: bool, thinks: bool) -> list
         elif kind == "reasoning":
             # Given back with the assistant message it led to: a chat upstream that shows its
             # reasoning wants it back (DeepSeek's refuses a turn of tool calls without it).
-            if thinks:  # a model that cannot think refuses it (OpenAI's: an unknown parameter)
+            if takes_reasoning:  # others refuse it (OpenAI's: an unknown parameter)
                 reasoning += _reasoning_text(item)
             if signed_thinking:
                 signed += unseal_blocks(item.get("encrypted_content"))
@@ -164,7 +164,7 @@ class ResponsesToChat:
     target = "chat"
 
     def request(self, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        out: dict[str, Any] = {"model": ctx.upstream_model, "messages": _messages(body, ctx.signed_thinking, ctx.thinks)}
+        out: dict[str, Any] = {"model": ctx.upstream_model, "messages": _messages(body, ctx.signed_thinking, ctx.takes_reasoning)}
         if body.get("max_output_tokens") is not None:
             out[output_limit(ctx.upstream_model)] = body["max_output_tokens"]
         for name in ("temperature", "top_p", "parallel_tool_calls", "user", "safety_identifier", "prompt_cache_key"):

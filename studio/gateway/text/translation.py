@@ -33,6 +33,11 @@ class Context:
     # thinking or reasoning crosses a translation only then, as the other format's field; a model
     # that cannot think answers without it instead of a 400 naming a field the client never sent.
     thinks: bool = True
+    # The model takes its reasoning back with the turn it led to (``reasoning_content``): a chat
+    # model that shows it does (DeepSeek's wants it back in a tool loop). One that cannot think does
+    # not, nor one whose catalog entry says ``thinking: "hidden"`` (OpenAI's reasoning models, which
+    # never show theirs): their vendor refuses the field as an unknown parameter.
+    takes_reasoning: bool = True
     # This stage's chat side is the middle of a chain, where a messages upstream's signed thinking
     # travels as ``thinking_blocks`` on chat messages and deltas: a responses client gets it back
     # sealed in a reasoning item's ``encrypted_content``, and gives it back the same way (without a

@@ -260,6 +260,45 @@ async def test_a_loop_switched_from_a_chat_model_to_the_claude_one_goes_on(clien
     assert third.status_code == 200 and third.json()["content"][0]["type"] == "thinking"
 
 
+@pytest.fixture
+async def hidden_reasoner(catalog):
+    """omicron-4-mini as the sandbox's o4-mini: a reasoning model that never shows its reasoning,
+    nor takes any back (its catalog entry: ``thinking: "hidden"``)."""
+    from studio.models import PlatformModel, Upstream
+
+    model = await PlatformModel.objects.aget(model_id="omicron-4-mini")
+    model.capabilities = {**model.capabilities, "thinking": "hidden"}
+    await model.asave()
+    sandbox = await Upstream.objects.aget(name="Sandbox")
+    sandbox.model_map = {**sandbox.model_map, "omicron-4-mini": "o4-mini"}
+    await sandbox.asave()
+
+
+async def test_a_loop_switched_from_the_claude_model_to_a_hidden_reasoner_goes_on(client, alice, hidden_reasoner):
+    """To OpenAI's reasoning models, neither a messages nor a chat client's conversation brings
+    Claude's reasoning (the vendor refuses ``reasoning_content`` as an unknown parameter); the ask
+    to think goes all the same."""
+    ask = {"model": "epsilon-4.5", "max_tokens": 2048, "thinking": {"type": "enabled", "budget_tokens": 1024},
+           "tools": WEATHER, "messages": [{"role": "user", "content": "get_weather for Oslo"}]}
+    first = (await client.post("/v1/messages", headers=keys(alice), json=ask)).json()
+    follow = {**ask, "model": "omicron-4-mini", "messages": [
+        *ask["messages"], {"role": "assistant", "content": first["content"]}, _tool_result(first["content"][-1]["id"])]}
+    second = await client.post("/v1/messages", headers=keys(alice), json=follow)
+    assert second.status_code == 200, second.text
+    assert second.json()["content"][-1] == {"type": "text", "text": "The tool get_weather returned: snow"}
+    bearer = {"Authorization": f"Bearer {alice.secret}"}
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER[0]["input_schema"]}}]
+    chat = {"model": "epsilon-4.5", "tools": tools, "reasoning_effort": "low",
+            "messages": [{"role": "user", "content": "get_weather for Oslo"}]}
+    message = (await client.post("/v1/chat/completions", headers=bearer, json=chat)).json()["choices"][0]["message"]
+    assert message["reasoning_content"] and message["thinking_blocks"]
+    switched = await client.post("/v1/chat/completions", headers=bearer, json={**chat, "model": "omicron-4-mini", "messages": [
+        *chat["messages"], message, {"role": "tool", "tool_call_id": message["tool_calls"][0]["id"], "content": "snow"}]})
+    assert switched.status_code == 200, switched.text
+    assert switched.json()["choices"][0]["message"]["content"] == "The tool get_weather returned: snow"
+    assert switched.json()["usage"]["completion_tokens_details"]["reasoning_tokens"] > 0  # it thought
+
+
 PDF = base64.b64encode(b"%PDF-1.4 one page").decode()
 
 

@@ -120,9 +120,13 @@ def test_a_checked_thinking_block_goes_back_as_the_turns_reasoning_content():
     assert messages[1] == {"role": "assistant", "content": None, "reasoning_content": "Weigh it.", "tool_calls": [
         {"id": "t1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}]}
     assert messages[3] == {"role": "assistant", "content": "Snow."}
-    # A model that cannot think is not sent it (OpenAI's refuses it as an unknown parameter).
-    unthinking = TRANSLATOR.request(body, replace(ctx(), thinks=False))["messages"]
-    assert "reasoning_content" not in unthinking[1] and unthinking[1]["tool_calls"] == messages[1]["tool_calls"]
+    # A model that takes no reasoning back is not sent it (OpenAI's refuses it as an unknown
+    # parameter): one that cannot think, or one that hides its reasoning (asked to think all the same).
+    for hidden in (replace(ctx(), thinks=False, takes_reasoning=False), replace(ctx(), takes_reasoning=False)):
+        unthinking = TRANSLATOR.request({**body, "thinking": {"type": "enabled", "budget_tokens": 1024}}, hidden)
+        assert "reasoning_content" not in unthinking["messages"][1]
+        assert unthinking["messages"][1]["tool_calls"] == messages[1]["tool_calls"]
+        assert ("reasoning_effort" in unthinking) is hidden.thinks
 
 
 def test_omitted_thinking_comes_without_its_text_and_goes_back_with_it():
@@ -199,6 +203,10 @@ def test_the_gateways_own_thinking_is_left_out_for_a_messages_vendor():
     assert without_own_thinking(kept)["messages"][3]["content"] == [claude, call]
     claude_only = {**body, "messages": [user, {"role": "assistant", "content": [claude, call]}, result]}
     assert not holds_own_thinking(claude_only, orjson.dumps(claude_only))
+    # A block that is not an object is the vendor's to refuse, not a fault here.
+    odd = {**body, "messages": [user, {"role": "assistant", "content": ["odd", own, call]}, result]}
+    assert without_own_thinking(odd)["messages"][1]["content"] == ["odd", call] and "thinking" not in \
+        without_own_thinking(odd)
 
 
 def test_thinking_asks_a_chat_upstream_for_an_effort():

@@ -167,8 +167,8 @@ def test_a_reasoning_item_goes_back_with_the_assistant_turn_it_led_to():
                                   ctx())["messages"]
     assert messages[1]["reasoning_content"] == "Look it up." and len(messages[1]["tool_calls"]) == 2
     assert messages[4] == {"role": "assistant", "content": "Snow."}
-    # A model that cannot think is not sent it (OpenAI's refuses it as an unknown parameter).
-    unthinking = TRANSLATOR.request({"input": [asked, thought, *calls, *results]}, replace(ctx(), thinks=False))
+    # A model that takes no reasoning back is not sent it (OpenAI's refuses it as an unknown parameter).
+    unthinking = TRANSLATOR.request({"input": [asked, thought, *calls, *results]}, replace(ctx(), takes_reasoning=False))
     assert "reasoning_content" not in unthinking["messages"][1] and len(unthinking["messages"][1]["tool_calls"]) == 2
 
 
