@@ -5,11 +5,8 @@ values reach the metrics within the interval with no scrape."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
@@ -17,8 +14,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 from studio.gateway import metrics
 from studio.gateway.cost import Usage
 from studio.gateway.metric_tally import Route, RouteTally, Tally
-
-REPO = Path(__file__).resolve().parents[2]  # the fresh interpreter imports the project from there
+from tests.fresh_interpreter import printed
 
 BOUNDS = (0.01, 0.1, 1.0)
 
@@ -115,9 +111,7 @@ def test_a_forked_child_starts_with_nothing_pending_and_no_thread() -> None:
               "    os._exit(0 if tally.pending == {} and tally.thread is None else 1)\n"
               "_, status = os.waitpid(pid, 0)\n"
               "print(os.waitstatus_to_exitcode(status), len(tally.pending))\n")
-    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120,
-                          check=True)
-    assert done.stdout.split() == ["0", "1"]  # the parent still has its own to report
+    assert printed(script) == ["0", "1"]  # the parent still has its own to report
 
 
 def test_a_request_reaches_the_gateway_metrics_at_once_when_they_are_read(settings) -> None:
